@@ -1,0 +1,32 @@
+# Two entry points do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Runtime install (stamp file re-made when pyproject.toml changes).
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# Runtime + dev dependencies (pytest, hypothesis, langchain-core).
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.runtime
+
+demo: $(VENV)/.runtime
+	$(BIN)/archivist demo
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.dev
+	$(BIN)/python bench/search_latency.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

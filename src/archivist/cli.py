@@ -1,0 +1,214 @@
+"""The ``archivist`` command.
+
+The store is ``--db PATH``, else ``$ARCHIVIST_DB``, else ``memory.db`` under the
+user's data directory. Tenant and agent default to ``default``. User errors print
+one line on stderr and exit 1; ``--json`` prints machine-readable output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from .errors import ArchivistError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Long-term memory for LLM agents.")
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[Optional[Path], typer.Option("--db", help="Store file (default: $ARCHIVIST_DB or the data dir).")]
+UserOption = Annotated[str, typer.Option("--user", "-u", help="User id (trusted caller identity).")]
+TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
+AgentOption = Annotated[str, typer.Option("--agent", help="Agent id.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def resolve_db(db: Path | None) -> Path:
+    if db is not None:
+        return db
+    env = os.environ.get("ARCHIVIST_DB")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("archivist")) / "memory.db"
+
+
+def _open(db: Path | None):
+    from .memory import Memory
+
+    return Memory.open(resolve_db(db))
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+@app.command()
+def demo(as_json: JsonOption = False) -> None:
+    """Run the offline demo on a temporary store (no model, no network)."""
+    from .demo import run_demo
+
+    result = run_demo()
+    if as_json:
+        public = {k: result[k] for k in ("filtered_roles", "candidates", "saved", "rejected", "search",
+                                         "other_user_search", "auto", "tool")}
+        _print_json(public)
+        return
+    out.rule("archivist offline demo")
+    out.print(f"filtered roles: {result['filtered_roles']}")
+    for d in result["dropped"]:
+        out.print(f"  dropped {d['id']}: {d['reason']}", style="dim")
+    out.print(f"candidates: {result['candidates']}, saved: {result['saved']} {result['saved_facts']}")
+    for r in result["rejected"]:
+        out.print(f"  rejected {r['content']!r} — {r['reason']}", style="yellow")
+    out.print(f"correction added: {result['correction']}")
+    out.print(f"store reopened, keyword index rebuilt from {result['reindexed']} facts")
+    out.print(f"search {result['search']['query']!r}: {result['search']['results']}")
+    out.print(f"another user's search: {result['other_user_search']}")
+    out.rule(f"auto mode ({result['auto']['tokens']} tokens)")
+    out.print(result["auto"]["text"], markup=False, highlight=False)
+    out.rule(f"tool mode ({result['tool']['tokens']} tokens)")
+    out.print(result["tool"]["text"], markup=False, highlight=False)
+
+
+@app.command()
+def init(db: DbOption = None) -> None:
+    """Create the store (or migrate an existing one) and print where it is."""
+    mem = _open(db)
+    out.print(f"store ready: {mem.store.path} (schema v{mem.store.schema_version})")
+    mem.close()
+
+
+@app.command()
+def remember(
+    content: str,
+    user: UserOption,
+    category: Annotated[str, typer.Option(help="preference, context, goal, correction, knowledge, behavior")] = "context",
+    key: Annotated[Optional[str], typer.Option(help="Single-valued attribute, e.g. response_language.")] = None,
+    confidence: float = 1.0,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Write one fact explicitly (still governed)."""
+    with _open(db) as mem:
+        fact = mem.scope(tenant, user, agent).remember(content, category=category, key=key, confidence=confidence)
+    if as_json:
+        _print_json(fact.as_dict())
+    else:
+        out.print(f"remembered {fact.id} (v{fact.version}, {fact.status.value})")
+
+
+@app.command()
+def search(
+    query: str,
+    user: UserOption,
+    k: Annotated[int, typer.Option("--k", "-k", help="How many hits.")] = 5,
+    explain: Annotated[bool, typer.Option(help="Show how each score was made.")] = False,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Keyword search over the user's facts."""
+    with _open(db) as mem:
+        hits = mem.scope(tenant, user, agent).search(query, k=k)
+    if as_json:
+        _print_json([{"id": h.fact.id, "content": h.fact.content, "category": h.fact.category.value,
+                      "confidence": h.fact.confidence, "score": h.score,
+                      **({"explanation": h.explanation} if explain else {})} for h in hits])
+        return
+    table = Table("score", "content", "category", "id")
+    if explain:
+        table.add_column("bm25 · decay + 0.2 · conf")
+    for h in hits:
+        row = [f"{h.score:.3f}", h.fact.content, h.fact.category.value, h.fact.id]
+        if explain:
+            e = h.explanation
+            row.append(f"{e['relevance']:.3f} · {e['decay']:.3f} + {e['confidence_term']:.3f}")
+        table.add_row(*row)
+    out.print(table if hits else "no results")
+
+
+@app.command()
+def facts(
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    history: Annotated[bool, typer.Option(help="Include superseded versions.")] = False,
+    candidates: Annotated[bool, typer.Option(help="Include unconfirmed candidates.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List the user's facts."""
+    with _open(db) as mem:
+        rows = mem.scope(tenant, user, agent).facts(include_history=history, include_candidates=candidates)
+    if as_json:
+        _print_json([f.as_dict() for f in rows])
+        return
+    table = Table("id", "key", "content", "category", "conf", "status", "v")
+    for f in rows:
+        table.add_row(f.id, f.key or "", f.content, f.category.value, f"{f.confidence:.2f}", f.status.value, str(f.version))
+    out.print(table)
+
+
+@app.command()
+def render(
+    user: UserOption,
+    mode: Annotated[str, typer.Option(help="auto or tool")] = "auto",
+    budget: int = 2000,
+    query: Annotated[Optional[str], typer.Option(help="Rank facts by this query first.")] = None,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Print the memory block a model call would get."""
+    with _open(db) as mem:
+        block = mem.scope(tenant, user, agent).render(mode=mode, budget=budget, query=query)
+    if as_json:
+        _print_json({"tokens": block.tokens, "text": block.text, "included": [f.id for f in block.included],
+                     "dropped": [{"id": f.id, "reason": r} for f, r in block.dropped]})
+        return
+    out.print(block.text, markup=False, highlight=False)
+    err.print(f"{block.tokens} tokens; {len(block.included)} facts included, {len(block.dropped)} dropped")
+
+
+@app.command()
+def reindex(db: DbOption = None) -> None:
+    """Rebuild the derived keyword index from the authoritative rows."""
+    with _open(db) as mem, Progress(console=err, transient=True) as progress:
+        task = progress.add_task("reindexing", total=None)
+        count = mem.reindex(progress=lambda done, total: progress.update(task, completed=done, total=total))
+    out.print(f"reindexed {count} facts")
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except ArchivistError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(1)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

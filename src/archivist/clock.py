@@ -1,0 +1,45 @@
+"""Time is a dependency: everything that asks "now?" asks an injected clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware (UTC)."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class FixedClock:
+    """A clock for tests and replays: it only moves when told to."""
+
+    def __init__(self, start: datetime | str) -> None:
+        self._now = parse_time(start) if isinstance(start, str) else ensure_utc(start)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, when: datetime | str) -> None:
+        self._now = parse_time(when) if isinstance(when, str) else ensure_utc(when)
+
+    def advance(self, **delta: float) -> datetime:
+        self._now += timedelta(**delta)
+        return self._now
+
+
+def ensure_utc(value: datetime) -> datetime:
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_time(text: str) -> datetime:
+    return ensure_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))

@@ -1,0 +1,476 @@
+"""The Memory facade: the one place where filtering, governance, the store, ranking
+and rendering meet. Everything else is a pure stage or a backend.
+
+    mem = Memory.open("memory.db")
+    s = mem.scope(tenant="default", user="alice", agent="default")
+    s.remember("用户偏好用中文解释技术问题。", category="preference", key="response_language")
+    report = s.apply(candidates, messages)
+    hits = s.search("中文", k=5)
+    block = s.render(mode="auto", budget=900)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, SystemClock
+from .context.memory_block import RenderedMemory, render_memory, search_results_json
+from .errors import FactNotFound, InvalidCandidate, WriteRejected
+from .index.text import build_match, query_terms
+from .model import (
+    AuditEntry,
+    Category,
+    Fact,
+    Identity,
+    Kind,
+    Profile,
+    ProfileSection,
+    Provenance,
+    SearchHit,
+    SourceType,
+    Status,
+    new_id,
+)
+from .pipeline.filtering import FilterResult, MessageFilter, filter_messages
+from .pipeline.governance import (
+    Action,
+    Candidate,
+    Decision,
+    GovernanceConfig,
+    as_status,
+    compare,
+    content_hash,
+    gate,
+    gate_profile,
+    parse_candidate,
+    parse_profile_update,
+)
+from .retrieval.rank import KeywordRanking
+from .storage.base import Store
+from .storage.sqlite import SQLiteStore
+from .tokens import TokenCounter, default_counter
+
+
+@dataclass
+class ApplyReport:
+    """What one turn's candidates did. ``rejected`` holds (candidate as given, reason)."""
+
+    filtered: FilterResult | None = None
+    saved: list[Fact] = field(default_factory=list)
+    candidates: list[Fact] = field(default_factory=list)
+    superseded: list[Fact] = field(default_factory=list)
+    duplicates: list[tuple[Any, str]] = field(default_factory=list)
+    rejected: list[tuple[Any, str]] = field(default_factory=list)
+    profile_updated: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        def content(raw: Any) -> Any:
+            return raw.get("content") if isinstance(raw, dict) else getattr(raw, "content", repr(raw))
+
+        return {
+            "filtered_roles": self.filtered.roles if self.filtered else [],
+            "saved": [f.as_dict() for f in self.saved],
+            "candidates": [f.as_dict() for f in self.candidates],
+            "superseded": [f.id for f in self.superseded],
+            "duplicates": [{"content": content(c), "reason": r} for c, r in self.duplicates],
+            "rejected": [{"content": content(c), "reason": r} for c, r in self.rejected],
+            "profile_updated": self.profile_updated,
+            "skipped": self.skipped,
+        }
+
+
+class Memory:
+    """An open memory store plus the policies that guard it."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        token_counter: TokenCounter | None = None,
+        governance: GovernanceConfig | None = None,
+        ranking: KeywordRanking | None = None,
+        message_filter: MessageFilter | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock or SystemClock()
+        self._counter = token_counter
+        self.governance = governance or GovernanceConfig()
+        self.ranking = ranking or KeywordRanking()
+        self.filter = message_filter or filter_messages
+
+    @classmethod
+    def open(cls, path: str | Path = "memory.db", **options: Any) -> Memory:
+        """Open (or create) an embedded SQLite store at ``path``."""
+        return cls(SQLiteStore(path), **options)
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = default_counter()
+        return self._counter
+
+    def scope(self, tenant: str = "default", user: str = "", agent: str = "default", project: str | None = None) -> MemoryScope:
+        """A handle bound to one trusted identity; every call through it stays inside it."""
+        return MemoryScope(self, Identity(tenant, user, agent, project))
+
+    def reindex(self, progress=None) -> int:
+        return self.store.reindex(progress=progress)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class MemoryScope:
+    """Reads and writes of one (tenant, user, agent). Obtain with :meth:`Memory.scope`."""
+
+    def __init__(self, memory: Memory, identity: Identity) -> None:
+        self.memory = memory
+        self.identity = identity
+
+    @property
+    def _store(self) -> Store:
+        return self.memory.store
+
+    def _now(self) -> datetime:
+        return self.memory.clock.now()
+
+    # ------------------------------------------------------------- writes
+    def remember(
+        self,
+        content: str,
+        *,
+        category: str | Category = Category.CONTEXT,
+        key: str | None = None,
+        confidence: float = 1.0,
+        kind: str | Kind = Kind.FACT,
+        source_type: str | SourceType = SourceType.EXPLICIT,
+        valid_until: datetime | str | None = None,
+        thread_id: str | None = None,
+    ) -> Fact:
+        """An explicit write by the trusted application, still governed.
+
+        Returns the stored fact (or the existing one for a duplicate); raises
+        :class:`WriteRejected` with the gate's reason, or :class:`InvalidCandidate`.
+        """
+        report = self.remember_many(
+            [{"content": content, "category": category, "key": key, "confidence": confidence, "kind": kind,
+              "valid_until": valid_until, "source_type": source_type, "thread_id": thread_id}],
+        )
+        if report.rejected:
+            _, reason = report.rejected[0]
+            code, _, detail = reason.partition(": ")
+            raise WriteRejected(code, detail or reason)
+        if report.duplicates:
+            existing = self._store.find_by_hash(self.identity, content_hash(content))
+            if existing:
+                return existing[0]
+            raise WriteRejected("duplicate", report.duplicates[0][1])
+        return (report.saved or report.candidates)[0]
+
+    def remember_many(self, items: Iterable[dict[str, Any]]) -> ApplyReport:
+        """Bulk explicit writes in one transaction; malformed items are rejected with a reason."""
+        candidates: list[tuple[Any, Candidate | None, str | None, str | None]] = []
+        report = ApplyReport()
+        for raw in items:
+            if not isinstance(raw, dict):
+                report.rejected.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}"))
+                continue
+            data = raw
+            try:
+                source = SourceType(str(data.get("source_type") or SourceType.EXPLICIT).lower())
+            except (ValueError, AttributeError):
+                report.rejected.append((raw, "invalid_source: unknown source_type"))
+                continue
+            defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
+                        "category": Category.CONTEXT, "confidence": 1.0}
+            merged = {**defaults, **{k: v for k, v in data.items() if v is not None}}
+            try:
+                cand = parse_candidate(merged, self.memory.governance, require_evidence=False, source_type=source)
+            except InvalidCandidate as exc:
+                report.rejected.append((raw, exc.reason))
+                continue
+            candidates.append((raw, cand, data.get("thread_id"), None))
+        self._commit(candidates, report, evidence=None, extractor=("api", None))
+        return report
+
+    def apply(
+        self,
+        candidates: Iterable[Any],
+        messages: Sequence[Any],
+        *,
+        thread_id: str | None = None,
+        profile_updates: Iterable[Any] = (),
+        extractor: str = "scripted",
+        extractor_version: str | None = None,
+    ) -> ApplyReport:
+        """Seed 000's flow for one turn: filter ``messages``, validate and gate each
+        candidate against them, then write the survivors in one transaction."""
+        filtered = self.memory.filter(messages)
+        report = ApplyReport(filtered=filtered)
+        candidate_list = list(candidates)
+        updates = list(profile_updates)
+        if not filtered.has_user:
+            report.skipped = "no user message left after filtering"
+            report.rejected.extend((c, "skipped: no user message left after filtering") for c in candidate_list)
+            return report
+        parsed: list[tuple[Any, Candidate | None, str | None, str | None]] = []
+        for raw in candidate_list:
+            try:
+                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id, None))
+            except InvalidCandidate as exc:
+                report.rejected.append((raw, exc.reason))
+        with self._store.transaction():
+            self._commit(parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
+            self._apply_profile(updates, filtered, report)
+        return report
+
+    def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:
+        """An explicit profile write by the trusted application (still checked for grants)."""
+        report = ApplyReport()
+        with self._store.transaction():
+            self._apply_profile(
+                [{"section": section, "summary": summary, "source_message_ids": list(source_message_ids)}],
+                None,
+                report,
+            )
+        if report.rejected:
+            code, _, detail = report.rejected[0][1].partition(": ")
+            raise WriteRejected(code, detail)
+        return self._store.get_profile(self.identity).sections[section]
+
+    def confirm(self, fact_id: str, *, confidence: float | None = None) -> Fact:
+        """The user explicitly confirmed a fact: the only path that raises confidence
+        or promotes an inference to a committed fact."""
+        now = self._now()
+        with self._store.transaction():
+            fact = self._store.get_fact(self.identity, fact_id)
+            if fact is None or fact.status not in (Status.COMMITTED, Status.CANDIDATE):
+                raise FactNotFound(f"no live fact {fact_id!r} in this scope")
+            if confidence is not None:
+                confidence = parse_candidate(
+                    {"content": "x", "category": "context", "scope": "user", "durability": "durable",
+                     "authority": "descriptive", "confidence": confidence},
+                    require_evidence=False,
+                ).confidence
+            if fact.status is Status.CANDIDATE and fact.key:
+                for old in self._store.list_facts(self.identity, key=fact.key):
+                    self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
+            updated = fact.evolve(
+                status=Status.COMMITTED,
+                kind=fact.kind,
+                confidence=max(fact.confidence, confidence if confidence is not None else fact.confidence),
+                last_confirmed_at=now,
+                updated_at=now,
+            )
+            self._store.update_fact(updated)
+            self._store.record_audit(
+                self.identity,
+                [AuditEntry(now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
+                            content_hash(fact.content), fact.content)],
+            )
+        return updated
+
+    def _commit(self, items, report: ApplyReport, *, evidence: FilterResult | None, extractor) -> None:
+        now = self._now()
+        config = self.memory.governance
+        audit: list[AuditEntry] = []
+        with self._store.transaction():
+            for raw, cand, thread_id, _ in items:
+                decision = gate(cand, config, evidence)
+                if decision.accepted:
+                    decision = compare(
+                        cand,
+                        decision,
+                        same_key=self._live_key(cand.key) if cand.key else None,
+                        similar=self._similar(cand),
+                        config=config,
+                    )
+                fact = None
+                if decision.action is Action.REJECT:
+                    report.rejected.append((raw, f"{decision.code}: {decision.reason}"))
+                elif decision.action is Action.DUPLICATE:
+                    report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
+                else:
+                    fact = self._build_fact(cand, decision, thread_id, extractor, now)
+                    if decision.action is Action.SUPERSEDE:
+                        old = decision.existing
+                        self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
+                        report.superseded.append(old)
+                    self._store.insert_fact(fact)
+                    (report.candidates if fact.status is Status.CANDIDATE else report.saved).append(fact)
+                audit.append(_audit_entry(now, decision, cand, fact))
+            self._store.record_audit(self.identity, audit)
+
+    def _live_key(self, key: str) -> Fact | None:
+        found = self._store.list_facts(self.identity, key=key, limit=1)
+        return found[0] if found else None
+
+    def _similar(self, cand: Candidate) -> list[Fact]:
+        exact = self._store.find_by_hash(self.identity, cand.content_hash)
+        if exact:
+            return exact
+        match = build_match(cand.content)
+        if not match:
+            return []
+        live = self._store.keyword_search(self.identity, match, limit=5, live_at=self._now())
+        candidates = self._store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
+        return [f for f, _ in live] + candidates
+
+    def _build_fact(self, c: Candidate, d: Decision, thread_id, extractor, now: datetime) -> Fact:
+        old = d.existing if d.action is Action.SUPERSEDE else None
+        return Fact(
+            id=new_id(),
+            identity=self.identity,
+            key=c.key,
+            content=c.content,
+            category=c.category,
+            kind=c.kind,
+            scope=c.scope,
+            durability=c.durability,
+            authority=c.authority,
+            confidence=c.confidence,
+            status=as_status(d),
+            provenance=Provenance(
+                source_type=c.source_type,
+                thread_id=thread_id,
+                message_id=c.evidence_message_id,
+                evidence_text=c.evidence_text,
+                extractor=extractor[0],
+                extractor_version=extractor[1],
+            ),
+            created_at=now,
+            updated_at=now,
+            last_confirmed_at=now,
+            valid_until=c.valid_until,
+            version=old.version + 1 if old else 1,
+            supersedes=old.id if old else None,
+        )
+
+    def _apply_profile(self, updates: Iterable[Any], evidence: FilterResult | None, report: ApplyReport) -> None:
+        now = self._now()
+        audit = []
+        for raw in updates:
+            try:
+                update = parse_profile_update(raw, self.memory.governance)
+            except InvalidCandidate as exc:
+                report.rejected.append((raw, exc.reason))
+                audit.append(AuditEntry(now, "reject", exc.reason.split(":")[0], exc.reason))
+                continue
+            problem = gate_profile(update, evidence, self.memory.governance)
+            if problem:
+                report.rejected.append((raw, f"{problem[0]}: {problem[1]}"))
+                audit.append(AuditEntry(now, "reject", problem[0], problem[1], content_hash=content_hash(update.summary)))
+                continue
+            self._store.put_profile_section(
+                self.identity, ProfileSection(update.section, update.summary, now, update.source_message_ids)
+            )
+            report.profile_updated.append(update.section)
+            audit.append(AuditEntry(now, "profile", "accepted", f"profile section {update.section} updated",
+                                    content_hash=content_hash(update.summary), content=update.summary))
+        if audit:
+            self._store.record_audit(self.identity, audit)
+
+    # -------------------------------------------------------------- reads
+    def get(self, fact_id: str) -> Fact:
+        fact = self._store.get_fact(self.identity, fact_id)
+        if fact is None:
+            raise FactNotFound(f"no fact {fact_id!r} in this scope")
+        return fact
+
+    def facts(self, *, include_candidates: bool = False, include_history: bool = False, include_expired: bool = False) -> list[Fact]:
+        """Live facts of this scope, newest first (expired ones only on request)."""
+        statuses = [Status.COMMITTED]
+        if include_candidates:
+            statuses.append(Status.CANDIDATE)
+        if include_history:
+            statuses += [Status.SUPERSEDED, Status.EXPIRED]
+        return self._store.list_facts(self.identity, statuses=statuses, live_at=None if include_expired else self._now())
+
+    def history(self, fact_id: str) -> list[Fact]:
+        return self._store.history(self.identity, fact_id)
+
+    def profile(self) -> Profile:
+        return self._store.get_profile(self.identity)
+
+    def audit(self, limit: int = 100) -> list[AuditEntry]:
+        return self._store.audit_log(self.identity, limit=limit)
+
+    def search(self, query: str, k: int = 5) -> list[SearchHit]:
+        """Keyword recall: a bm25 pool of 2·k, re-sorted by the seed 000 formula
+        (see :mod:`archivist.retrieval.rank`). Any text is a valid query."""
+        if not isinstance(query, str):
+            raise InvalidCandidate("invalid_query: the query must be a string")
+        k = max(1, min(int(k), 100))
+        match = build_match(query)
+        if match is None:
+            return []
+        now = self._now()
+        ranking = self.memory.ranking
+        pool = self._store.keyword_search(self.identity, match, limit=k * ranking.pool_factor, live_at=now)
+        return ranking.rank(pool, now, k)
+
+    def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
+        """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""
+        hits = self.search(query, k=max(1, min(int(limit), 10)))
+        return search_results_json(hits, counter=self.memory.token_counter, budget=budget)
+
+    def render(
+        self,
+        mode: str = "auto",
+        budget: int = 2000,
+        *,
+        correction_budget: int = 500,
+        top_n: int = 15,
+        query: str | None = None,
+        language: str = "auto",
+    ) -> RenderedMemory:
+        """The memory block for a model call. Without ``query`` facts go by confidence
+        (newest first on ties); with one, by search score, then the rest by confidence."""
+        now = self._now()
+        live = [f for f in self._store.list_facts(self.identity, live_at=now)]
+        live.sort(key=lambda f: (-f.confidence, -f.last_confirmed_at.timestamp()))
+        if query and query_terms(query):
+            hits = self.search(query, k=top_n)
+            first = [h.fact for h in hits]
+            ids = {f.id for f in first}
+            live = first + [f for f in live if f.id not in ids]
+        return render_memory(
+            self.profile(),
+            live,
+            counter=self.memory.token_counter,
+            mode=mode,
+            budget=budget,
+            correction_budget=correction_budget,
+            top_n=top_n,
+            language=language,
+        )
+
+
+def _audit_entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:
+    # A refused grant is never stored anywhere, not even in the audit trail: hash only.
+    keep_text = d.code != "transactional"
+    return AuditEntry(
+        at=now,
+        action=d.action.value,
+        code=d.code,
+        reason=d.reason,
+        fact_id=fact.id if fact else (d.existing.id if d.existing else None),
+        content_hash=c.content_hash,
+        content=c.content if keep_text else None,
+        message_id=c.evidence_message_id,
+    )
+
+
+__all__ = ["ApplyReport", "Memory", "MemoryScope"]

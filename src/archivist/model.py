@@ -1,0 +1,263 @@
+"""Records and enums of the memory domain. Pure: no I/O, no clock, no store.
+
+A *fact card* is one remembered statement with its labels, its provenance and its
+place in a version chain. A *profile* is the user-global summary rendered before
+facts. Identity (tenant, user, agent, project) always comes from the trusted
+caller and is carried by :class:`Identity`, never by a model's output.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Category(StrEnum):
+    PREFERENCE = "preference"
+    CONTEXT = "context"
+    GOAL = "goal"
+    CORRECTION = "correction"
+    KNOWLEDGE = "knowledge"
+    BEHAVIOR = "behavior"
+
+
+class Kind(StrEnum):
+    """How a statement is known (seed 004 §3)."""
+
+    FACT = "fact"  # direct evidence: the user said it, a config value, a test result
+    INFERENCE = "inference"  # the system concluded it; stays a candidate until confirmed
+    HEURISTIC = "heuristic"  # a rule of thumb learned over tasks; also a candidate first
+
+
+class FactScope(StrEnum):
+    """Where a statement applies (not who may read it: that is :class:`Identity`)."""
+
+    USER = "user"
+    THREAD = "thread"
+    PROJECT = "project"
+
+
+class Durability(StrEnum):
+    DURABLE = "durable"
+    TEMPORARY = "temporary"
+
+
+class Authority(StrEnum):
+    """Descriptive statements describe; transactional ones grant or order an action."""
+
+    DESCRIPTIVE = "descriptive"
+    TRANSACTIONAL = "transactional"
+
+
+class Status(StrEnum):
+    CANDIDATE = "candidate"
+    COMMITTED = "committed"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    DELETED = "deleted"
+
+
+class SourceType(StrEnum):
+    """Where the words of a fact came from."""
+
+    USER_MESSAGE = "user_message"  # quoted from a user message of the conversation
+    EXPLICIT = "explicit"  # written through the API by the trusted application
+    TOOL = "tool"  # a tool result
+    DOCUMENT = "document"  # an external document or upload
+
+
+PROFILE_SECTIONS: tuple[str, ...] = (
+    "work_context",
+    "personal_context",
+    "top_of_mind",
+    "recent_months",
+    "earlier_context",
+    "long_term_background",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The trusted scope of every read and write."""
+
+    tenant: str
+    user: str
+    agent: str
+    project: str | None = None
+
+    def __post_init__(self) -> None:
+        from .errors import InvalidIdentity
+
+        for name in ("tenant", "user", "agent"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidIdentity(f"{name} must be a non-empty string, got {value!r}")
+            if len(value) > 256 or any(ord(c) < 32 for c in value):
+                raise InvalidIdentity(f"{name} must be at most 256 printable characters")
+        if self.project is not None and (not isinstance(self.project, str) or not self.project.strip()):
+            raise InvalidIdentity("project must be None or a non-empty string")
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """What a fact rests on: the message and the quoted words, and who extracted it."""
+
+    source_type: SourceType
+    thread_id: str | None = None
+    message_id: str | None = None
+    evidence_text: str | None = None
+    extractor: str | None = None
+    extractor_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One version of a fact card. A new version is a new row that ``supersedes`` the old."""
+
+    id: str
+    identity: Identity
+    content: str
+    category: Category
+    kind: Kind
+    scope: FactScope
+    durability: Durability
+    authority: Authority
+    confidence: float
+    status: Status
+    provenance: Provenance
+    created_at: datetime
+    updated_at: datetime
+    last_confirmed_at: datetime
+    key: str | None = None
+    valid_until: datetime | None = None
+    version: int = 1
+    supersedes: str | None = None
+
+    def evolve(self, **changes: Any) -> Fact:
+        return replace(self, **changes)
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.valid_until is not None and self.valid_until <= now
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (the shape used by exports, the CLI and the API)."""
+        return {
+            "id": self.id,
+            "tenant": self.identity.tenant,
+            "user": self.identity.user,
+            "agent": self.identity.agent,
+            "project": self.identity.project,
+            "key": self.key,
+            "content": self.content,
+            "category": self.category.value,
+            "kind": self.kind.value,
+            "scope": self.scope.value,
+            "durability": self.durability.value,
+            "authority": self.authority.value,
+            "confidence": self.confidence,
+            "status": self.status.value,
+            "provenance": {
+                "source_type": self.provenance.source_type.value,
+                "thread_id": self.provenance.thread_id,
+                "message_id": self.provenance.message_id,
+                "evidence_text": self.provenance.evidence_text,
+                "extractor": self.provenance.extractor,
+                "extractor_version": self.provenance.extractor_version,
+            },
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "last_confirmed_at": self.last_confirmed_at.isoformat(),
+            "valid_until": self.valid_until.isoformat() if self.valid_until else None,
+            "version": self.version,
+            "supersedes": self.supersedes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSection:
+    name: str
+    summary: str
+    updated_at: datetime
+    source_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The user-global summary: ``work_context``, ``personal_context``, ``top_of_mind``
+    and the history sections ``recent_months``, ``earlier_context``, ``long_term_background``."""
+
+    sections: dict[str, ProfileSection] = field(default_factory=dict)
+
+    def get(self, name: str) -> ProfileSection | None:
+        return self.sections.get(name)
+
+    def is_empty(self) -> bool:
+        return not any(s.summary.strip() for s in self.sections.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            name: {
+                "summary": s.summary,
+                "updated_at": s.updated_at.isoformat(),
+                "source_message_ids": list(s.source_message_ids),
+            }
+            for name, s in self.sections.items()
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A recalled fact with its final score and the parts the score came from."""
+
+    fact: Fact
+    score: float
+    explanation: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One decision of the write gate. Rejected grants keep only the content hash."""
+
+    at: datetime
+    action: str
+    code: str
+    reason: str
+    fact_id: str | None = None
+    content_hash: str | None = None
+    content: str | None = None
+    message_id: str | None = None
+
+
+def new_id() -> str:
+    """A UUIDv7 string: time-ordered (sorts by creation) and collision-safe (74 random bits)."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    rand_a = rand >> 68  # 12 bits
+    rand_b = rand & ((1 << 62) - 1)
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+__all__ = [
+    "AuditEntry",
+    "Authority",
+    "Category",
+    "Durability",
+    "Fact",
+    "FactScope",
+    "Identity",
+    "Kind",
+    "PROFILE_SECTIONS",
+    "Profile",
+    "ProfileSection",
+    "Provenance",
+    "SearchHit",
+    "SourceType",
+    "Status",
+    "new_id",
+]

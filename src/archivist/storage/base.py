@@ -1,0 +1,103 @@
+"""The one store contract every backend implements.
+
+The store is the authority: facts (every version is a row), profile sections and
+the audit trail. Keyword (and later vector) indexes are derived from those rows,
+kept in step inside the same transaction, and :meth:`Store.reindex` rebuilds them
+from scratch with identical search results.
+
+Every method that reads or writes user data takes the trusted :class:`Identity`;
+backends filter by it in every query. Writes happen inside :meth:`transaction`;
+an exception inside the block rolls everything back.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+
+from ..model import AuditEntry, Fact, Identity, Profile, ProfileSection, Status
+
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+class Store(ABC):
+    # -- transactions ------------------------------------------------------
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction; nested use joins the outer one."""
+
+    # -- facts ------------------------------------------------------------
+    @abstractmethod
+    def insert_fact(self, fact: Fact) -> None:
+        """Insert a new fact row (a new card or a new version) and index it if committed."""
+
+    @abstractmethod
+    def update_fact(self, fact: Fact) -> None:
+        """Rewrite the mutable fields of an existing row (status, confidence, times)
+        and bring the derived index in step."""
+
+    @abstractmethod
+    def get_fact(self, identity: Identity, fact_id: str) -> Fact | None: ...
+
+    @abstractmethod
+    def list_facts(
+        self,
+        identity: Identity,
+        *,
+        statuses: Sequence[Status] = (Status.COMMITTED,),
+        key: str | None = None,
+        live_at: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[Fact]:
+        """Facts of the scope, newest first; ``live_at`` drops those expired by then."""
+
+    @abstractmethod
+    def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:
+        """Committed or candidate facts whose folded content hashes equal ``content_hash``."""
+
+    @abstractmethod
+    def keyword_search(
+        self, identity: Identity, match: str, *, limit: int, live_at: datetime
+    ) -> list[tuple[Fact, float]]:
+        """Committed, unexpired facts matching the FTS expression ``match`` with their
+        raw bm25 (smaller is better), best first."""
+
+    @abstractmethod
+    def history(self, identity: Identity, fact_id: str) -> list[Fact]:
+        """The version chain that ends (or passes) at ``fact_id``, oldest first."""
+
+    # -- profile ------------------------------------------------------------
+    @abstractmethod
+    def get_profile(self, identity: Identity) -> Profile:
+        """The user-global profile of (tenant, user); shared by the user's agents."""
+
+    @abstractmethod
+    def put_profile_section(self, identity: Identity, section: ProfileSection) -> None: ...
+
+    # -- audit ------------------------------------------------------------
+    @abstractmethod
+    def record_audit(self, identity: Identity, entries: Sequence[AuditEntry]) -> None: ...
+
+    @abstractmethod
+    def audit_log(self, identity: Identity, *, limit: int = 100) -> list[AuditEntry]: ...
+
+    # -- derived indexes and housekeeping -----------------------------------
+    @abstractmethod
+    def reindex(self, *, progress: Progress | None = None) -> int:
+        """Rebuild every derived index from authoritative rows; returns rows indexed."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

