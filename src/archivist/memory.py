@@ -180,29 +180,25 @@ class MemoryScope:
         return (report.saved or report.candidates)[0]
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> ApplyReport:
-        """Bulk explicit writes in one transaction; malformed items are rejected with a reason."""
-        candidates: list[tuple[Any, Candidate | None, str | None, str | None]] = []
-        report = ApplyReport()
+        """Bulk explicit writes in one transaction; malformed items are rejected with a
+        reason (in input order) and the others are still written."""
+        defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
+                    "category": Category.CONTEXT, "confidence": 1.0}
+        parsed: list[tuple[Any, Candidate | str, str | None]] = []
         for raw in items:
             if not isinstance(raw, dict):
-                report.rejected.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}"))
+                parsed.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}", None))
                 continue
-            data = raw
             try:
-                source = SourceType(str(data.get("source_type") or SourceType.EXPLICIT).lower())
-            except (ValueError, AttributeError):
-                report.rejected.append((raw, "invalid_source: unknown source_type"))
-                continue
-            defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
-                        "category": Category.CONTEXT, "confidence": 1.0}
-            merged = {**defaults, **{k: v for k, v in data.items() if v is not None}}
-            try:
+                source = SourceType(str(raw.get("source_type") or SourceType.EXPLICIT).lower())
+                merged = {**defaults, **{k: v for k, v in raw.items() if v is not None}}
                 cand = parse_candidate(merged, self.memory.governance, require_evidence=False, source_type=source)
-            except InvalidCandidate as exc:
-                report.rejected.append((raw, exc.reason))
+            except ValueError as exc:  # InvalidCandidate, or an unknown source_type
+                parsed.append((raw, getattr(exc, "reason", f"invalid_source: {exc}"), None))
                 continue
-            candidates.append((raw, cand, data.get("thread_id"), None))
-        self._commit(candidates, report, evidence=None, extractor=("api", None))
+            parsed.append((raw, cand, raw.get("thread_id")))
+        report = ApplyReport()
+        self._commit(parsed, report, evidence=None, extractor=("api", None))
         return report
 
     def apply(
@@ -225,12 +221,12 @@ class MemoryScope:
             report.skipped = "no user message left after filtering"
             report.rejected.extend((c, "skipped: no user message left after filtering") for c in candidate_list)
             return report
-        parsed: list[tuple[Any, Candidate | None, str | None, str | None]] = []
+        parsed: list[tuple[Any, Candidate | str, str | None]] = []
         for raw in candidate_list:
             try:
-                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id, None))
+                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id))
             except InvalidCandidate as exc:
-                report.rejected.append((raw, exc.reason))
+                parsed.append((raw, exc.reason, thread_id))
         with self._store.transaction():
             self._commit(parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             self._apply_profile(updates, filtered, report)
@@ -287,7 +283,12 @@ class MemoryScope:
         config = self.memory.governance
         audit: list[AuditEntry] = []
         with self._store.transaction():
-            for raw, cand, thread_id, _ in items:
+            for raw, cand, thread_id in items:
+                if isinstance(cand, str):  # failed validation: reason text
+                    report.rejected.append((raw, cand))
+                    code = cand.split(":", 1)[0]
+                    audit.append(AuditEntry(now, Action.REJECT.value, code, cand))
+                    continue
                 decision = gate(cand, config, evidence)
                 if decision.accepted:
                     decision = compare(

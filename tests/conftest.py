@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+
+from archivist import FixedClock, Memory
+
+T0 = "2026-01-01T00:00:00+00:00"
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def mem(db_path, clock):
+    m = Memory.open(db_path, clock=clock)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def alice(mem):
+    return mem.scope(tenant="default", user="alice", agent="default")
+
+
+def candidate(**over):
+    """A well-formed candidate citing message u1 of `turn()`."""
+    base = {
+        "key": "response_language",
+        "content": "用户偏好用中文解释技术问题。",
+        "category": "preference",
+        "scope": "user",
+        "durability": "durable",
+        "authority": "descriptive",
+        "confidence": 0.9,
+        "evidence_message_id": "u1",
+        "evidence_text": "平时请用中文解释技术问题",
+    }
+    base.update(over)
+    return base
+
+
+def turn(text="我主要做 Python 后端开发，平时请用中文解释技术问题。", reply="好的，我会用中文解释。"):
+    return [
+        {"id": "u1", "role": "user", "content": text},
+        {"id": "a1", "role": "assistant", "content": reply},
+    ]

@@ -1,0 +1,250 @@
+import math
+
+import pytest
+from conftest import candidate, turn
+
+from archivist import InvalidCandidate, Status, WriteRejected
+from archivist.pipeline.governance import GovernanceConfig, parse_candidate
+
+
+def rejected_codes(report):
+    return [reason.split(":")[0] for _, reason in report.rejected]
+
+
+def test_accepts_user_durable_descriptive_with_evidence(alice):
+    report = alice.apply([candidate()], turn())
+    assert [f.content for f in report.saved] == ["用户偏好用中文解释技术问题。"]
+    fact = report.saved[0]
+    assert fact.status is Status.COMMITTED
+    assert fact.provenance.message_id == "u1"
+    assert fact.provenance.evidence_text == "平时请用中文解释技术问题"
+    assert alice.audit()[0].code == "accepted"
+
+
+@pytest.mark.parametrize(
+    "over, code",
+    [
+        ({"scope": "thread"}, "scope_thread"),
+        ({"scope": "project"}, "scope_project"),
+        ({"durability": "temporary"}, "temporary"),
+        ({"authority": "transactional"}, "transactional"),
+        ({"confidence": 0.69}, "low_confidence"),
+        ({"evidence_message_id": "a1", "evidence_text": "我会用中文解释"}, "evidence_assistant"),
+        ({"evidence_message_id": "nope"}, "evidence_not_found"),
+        ({"evidence_text": "我喜欢英文"}, "evidence_mismatch"),
+        ({"evidence_text": "的"}, "evidence_too_short"),
+    ],
+)
+def test_gate_rejections_carry_reasons_and_write_nothing(alice, over, code):
+    report = alice.apply([candidate(**over)], turn())
+    assert rejected_codes(report) == [code]
+    assert report.saved == [] and alice.facts(include_candidates=True) == []
+    assert alice.audit()[0].code == code
+
+
+def test_threshold_is_configurable(db_path, clock):
+    from archivist import Memory
+
+    with Memory.open(db_path, clock=clock, governance=GovernanceConfig(confidence_threshold=0.95)) as mem:
+        report = mem.scope(user="alice").apply([candidate(confidence=0.9)], turn())
+        assert rejected_codes(report) == ["low_confidence"]
+
+
+def test_evidence_quote_is_width_case_and_space_normalised(alice):
+    msgs = turn(text="I  prefer ＰＹＴＨＯＮ examples")
+    report = alice.apply(
+        [candidate(key=None, content="The user prefers Python examples.", evidence_text="i prefer python EXAMPLES")], msgs
+    )
+    assert len(report.saved) == 1
+
+
+def test_evidence_from_a_filtered_message_is_rejected_with_why(alice):
+    msgs = [
+        {"id": "m", "role": "user", "content": "用户喜欢详细解释", "metadata": {"origin": "memory"}},
+        *turn(),
+    ]
+    report = alice.apply([candidate(evidence_message_id="m", evidence_text="用户喜欢详细解释")], msgs)
+    assert "injected by memory" in report.rejected[0][1]
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["用户允许推送。", "以后都可以直接重启服务。", "用户授权所有推送", "You may push to main without asking."],
+)
+def test_grants_are_never_stored_even_when_labelled_descriptive(alice, db_path, content):
+    msgs = turn(text=f"记住：{content}")
+    report = alice.apply([candidate(key="perm", content=content, evidence_text=content)], msgs)
+    assert rejected_codes(report) == ["transactional"]
+    assert alice.facts(include_candidates=True, include_history=True) == []
+    entry = alice.audit()[0]
+    assert entry.content is None and entry.content_hash  # audit keeps only a hash
+
+
+def test_transactional_content_leaves_no_bytes_anywhere(alice, mem, db_path):
+    marker = "允许把本次修改直接推送到生产分支ZX81"
+    msgs = turn(text=f"{marker}，以后也一样。")
+    alice.apply(
+        [candidate(key="push", content=marker, authority="transactional", evidence_text=marker)],
+        msgs,
+        profile_updates=[{"section": "top_of_mind", "summary": marker, "source_message_ids": ["u1"]}],
+    )
+    mem.store._conn.execute("PRAGMA wal_checkpoint(FULL)")
+    for path in db_path.parent.glob("memory.db*"):
+        assert marker.encode() not in path.read_bytes(), path
+
+
+def test_inference_stays_a_candidate_until_confirmed(alice):
+    report = alice.apply([candidate(kind="inference", key="role", content="用户可能是后端工程师。",
+                                    evidence_text="我主要做 Python 后端开发")], turn())
+    assert report.saved == [] and len(report.candidates) == 1
+    cand = report.candidates[0]
+    assert cand.status is Status.CANDIDATE
+    assert alice.search("后端工程师") == []
+    assert "后端工程师" not in alice.render().text
+    confirmed = alice.confirm(cand.id)
+    assert confirmed.status is Status.COMMITTED
+    assert [h.fact.id for h in alice.search("后端工程师")] == [cand.id]
+
+
+def test_same_key_supersedes_and_keeps_history(alice, clock):
+    first = alice.apply([candidate()], turn()).saved[0]
+    clock.advance(days=1)
+    msgs = turn(text="以后请用英文回答我的技术问题。")
+    report = alice.apply(
+        [candidate(content="用户偏好用英文回答技术问题。", evidence_text="以后请用英文回答我的技术问题")], msgs
+    )
+    new = report.saved[0]
+    assert new.version == 2 and new.supersedes == first.id
+    assert [f.id for f in report.superseded] == [first.id]
+    assert [f.id for f in alice.facts()] == [new.id]
+    assert alice.search("中文") == []
+    assert [f.version for f in alice.history(new.id)] == [1, 2]
+    assert alice.get(first.id).status is Status.SUPERSEDED
+
+
+def test_re_extraction_does_not_raise_confidence(alice, clock):
+    first = alice.apply([candidate(confidence=0.8)], turn()).saved[0]
+    clock.advance(days=3)
+    for conf in (0.95, 0.99):
+        again = alice.apply([candidate(confidence=conf)], turn())
+        assert again.saved == [] and len(again.duplicates) == 1
+    near = alice.apply([candidate(key=None, content="用户偏好用中文解释技术问题！", confidence=1.0)], turn())
+    assert near.saved == [] and near.duplicates
+    (only,) = alice.facts()
+    assert only.id == first.id and only.confidence == 0.8
+    assert only.last_confirmed_at == first.last_confirmed_at
+    # only an explicit confirmation moves it
+    confirmed = alice.confirm(first.id, confidence=0.95)
+    assert confirmed.confidence == 0.95 and confirmed.last_confirmed_at > first.last_confirmed_at
+
+
+def test_tool_content_never_becomes_a_user_preference(alice):
+    with pytest.raises(WriteRejected) as info:
+        alice.remember("用户使用 Redis。", category="preference", source_type="tool")
+    assert info.value.code == "tool_preference"
+    fact = alice.remember("Redis listens on 6379 in this deployment.", category="knowledge", source_type="tool")
+    assert fact.provenance.source_type.value == "tool"
+
+
+@pytest.mark.parametrize(
+    "over, fragment",
+    [
+        ({"confidence": math.nan}, "invalid_confidence"),
+        ({"confidence": 1.5}, "invalid_confidence"),
+        ({"confidence": -0.1}, "invalid_confidence"),
+        ({"confidence": "0.9"}, "invalid_confidence"),
+        ({"confidence": True}, "invalid_confidence"),
+        ({"content": ""}, "invalid_content"),
+        ({"content": "   "}, "invalid_content"),
+        ({"content": "x" * 5000}, "invalid_content"),
+        ({"content": "bad \ud800 surrogate"}, "invalid_content"),
+        ({"content": "nul\x00byte"}, "invalid_content"),
+        ({"content": 42}, "invalid_content"),
+        ({"category": "mood"}, "invalid_label"),
+        ({"scope": None}, "invalid_label"),
+        ({"authority": 3}, "invalid_label"),
+        ({"key": "bad key!"}, "invalid_key"),
+        ({"evidence_message_id": None}, "invalid_evidence"),
+        ({"valid_until": "tomorrow"}, "invalid_valid_until"),
+    ],
+)
+def test_malformed_candidates_are_rejected_and_nothing_is_written(alice, over, fragment):
+    good = candidate(key="other", content="用户主要做 Python 后端开发。", evidence_text="我主要做 Python 后端开发")
+    report = alice.apply([good, candidate(**over)], turn())
+    assert rejected_codes(report) == [fragment]
+    assert [f.content for f in alice.facts()] == ["用户主要做 Python 后端开发。"]
+
+
+def test_missing_labels_and_non_mapping_candidates():
+    for raw in ({"content": "x"}, ["not", "a", "dict"], None):
+        with pytest.raises(InvalidCandidate):
+            parse_candidate(raw)
+
+
+def test_pydantic_candidates_are_accepted(alice):
+    from pydantic import BaseModel
+
+    class FactCandidate(BaseModel):
+        key: str
+        content: str
+        category: str
+        scope: str
+        durability: str
+        authority: str
+        confidence: float
+        evidence_message_id: str
+        evidence_text: str
+
+    report = alice.apply([FactCandidate(**candidate())], turn())
+    assert len(report.saved) == 1
+
+
+def test_extra_fields_cannot_override_identity_or_status(alice, mem):
+    report = alice.apply([candidate(user="bob", tenant="evil", status="committed", id="x")], turn())
+    fact = report.saved[0]
+    assert fact.identity.user == "alice" and fact.identity.tenant == "default" and fact.id != "x"
+    assert mem.scope(user="bob").facts() == []
+
+
+def test_no_user_message_skips_extraction(alice):
+    msgs = [{"id": "u1", "role": "user", "content": "谢谢"}, {"id": "a1", "role": "assistant", "content": "不客气"}]
+    report = alice.apply([candidate()], msgs)
+    assert report.skipped and report.saved == []
+
+
+def test_profile_updates_need_user_provenance_and_no_grants(alice):
+    msgs = turn()
+    report = alice.apply(
+        [],
+        msgs,
+        profile_updates=[
+            {"section": "work_context", "summary": "用户主要从事 Python 后端开发。", "source_message_ids": ["u1"]},
+            {"section": "top_of_mind", "summary": "用户在学 Agent。", "source_message_ids": ["a1"]},
+            {"section": "top_of_mind", "summary": "用户允许推送。", "source_message_ids": ["u1"]},
+            {"section": "personal_context", "summary": "x", "scope": "thread", "source_message_ids": ["u1"]},
+            {"section": "nope", "summary": "x", "source_message_ids": ["u1"]},
+        ],
+    )
+    assert report.profile_updated == ["work_context"]
+    assert rejected_codes(report) == ["evidence_not_found", "transactional", "scope_thread", "invalid_section"]
+    profile = alice.profile()
+    assert list(profile.sections) == ["work_context"]
+    assert profile.sections["work_context"].source_message_ids == ("u1",)
+
+
+def test_remember_explicit_and_bulk(alice):
+    fact = alice.remember("用户偏好用中文解释技术问题。", category="preference", key="response_language", confidence=0.9)
+    assert fact.provenance.source_type.value == "explicit"
+    assert alice.remember("用户偏好用中文解释技术问题。", category="preference").id == fact.id  # duplicate
+    report = alice.remember_many(
+        [
+            {"content": "The user works on payments.", "category": "context"},
+            {"content": "", "category": "context"},
+            {"content": "The user may deploy on Fridays without asking.", "category": "context"},
+            "not a dict",
+        ]
+    )
+    assert [f.content for f in report.saved] == ["The user works on payments."]
+    assert rejected_codes(report) == ["invalid_content", "transactional", "invalid_shape"]
+    with pytest.raises(WriteRejected):
+        alice.remember("x", confidence=0.1)
