@@ -248,3 +248,19 @@ def test_remember_explicit_and_bulk(alice):
     assert rejected_codes(report) == ["invalid_content", "transactional", "invalid_shape"]
     with pytest.raises(WriteRejected):
         alice.remember("x", confidence=0.1)
+
+
+@pytest.mark.parametrize(
+    "a, b, same",
+    [
+        ("用户偏好用中文解释技术问题。", "用户偏好用中文解释技术问题！", True),
+        ("The user prefers  Python.", "the user prefers python", True),
+        ("用户喜欢喝美式咖啡和拿铁", "用户不喜欢喝美式咖啡和拿铁", False),
+        ("The user works 3 days from home", "The user works 4 days from home", False),
+        ("The user likes long walks", "The user does not like long walks", False),
+    ],
+)
+def test_near_duplicates_respect_numbers_and_negation(a, b, same):
+    from archivist.pipeline.governance import is_near_duplicate
+
+    assert is_near_duplicate(a, b) is same

@@ -64,6 +64,7 @@ class ApplyReport:
     candidates: list[Fact] = field(default_factory=list)
     superseded: list[Fact] = field(default_factory=list)
     duplicates: list[tuple[Any, str]] = field(default_factory=list)
+    duplicate_of: list[Fact] = field(default_factory=list)  # parallel to ``duplicates``
     rejected: list[tuple[Any, str]] = field(default_factory=list)
     profile_updated: list[str] = field(default_factory=list)
     skipped: str | None = None
@@ -173,10 +174,7 @@ class MemoryScope:
             code, _, detail = reason.partition(": ")
             raise WriteRejected(code, detail or reason)
         if report.duplicates:
-            existing = self._store.find_by_hash(self.identity, content_hash(content))
-            if existing:
-                return existing[0]
-            raise WriteRejected("duplicate", report.duplicates[0][1])
+            return report.duplicate_of[0]
         return (report.saved or report.candidates)[0]
 
     def remember_many(self, items: Iterable[dict[str, Any]]) -> ApplyReport:
@@ -303,6 +301,7 @@ class MemoryScope:
                     report.rejected.append((raw, f"{decision.code}: {decision.reason}"))
                 elif decision.action is Action.DUPLICATE:
                     report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
+                    report.duplicate_of.append(decision.existing)
                 else:
                     fact = self._build_fact(cand, decision, thread_id, extractor, now)
                     if decision.action is Action.SUPERSEDE:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -300,13 +301,8 @@ def compare(
     committed fact holding the same key and facts with similar content."""
     if not decision.accepted:
         return decision
-    folded = compact(candidate.content)
     for fact in ([same_key] if same_key else []) + list(similar):
-        other = compact(fact.content)
-        if other == folded or (
-            min(len(other), len(folded)) >= 8
-            and SequenceMatcher(None, other, folded).ratio() >= config.near_duplicate_ratio
-        ):
+        if is_near_duplicate(candidate.content, fact.content, config.near_duplicate_ratio):
             return Decision(
                 Action.DUPLICATE,
                 "duplicate",
@@ -323,6 +319,24 @@ def compare(
             same_key,
         )
     return decision
+
+
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b")
+
+
+def is_near_duplicate(a: str, b: str, ratio: float = 0.92) -> bool:
+    """Same folded text, or nearly the same — but never when the numbers or the
+    negations differ ("fact 3" vs "fact 4", "喜欢" vs "不喜欢" are different facts)."""
+    fa, fb = compact(a), compact(b)
+    if fa == fb:
+        return True
+    if min(len(fa), len(fb)) < 8:
+        return False
+    na, nb = normalize(a), normalize(b)
+    if _NUMBERS.findall(na) != _NUMBERS.findall(nb) or _NEGATIONS.findall(na) != _NEGATIONS.findall(nb):
+        return False
+    return SequenceMatcher(None, fa, fb).ratio() >= ratio
 
 
 # ----------------------------------------------------------- profile updates

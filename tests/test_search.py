@@ -1,0 +1,107 @@
+import math
+
+import pytest
+
+from archivist import Memory
+from archivist.retrieval.rank import KeywordRanking
+
+
+def test_chinese_is_segmented_with_jieba(alice):
+    alice.remember("用户偏好用中文解释技术问题。", category="preference")
+    alice.remember("用户喜欢喝咖啡。")
+    assert [h.fact.content for h in alice.search("中文")] == ["用户偏好用中文解释技术问题。"]
+    assert [h.fact.content for h in alice.search("技术问题应该怎么解释")] == ["用户偏好用中文解释技术问题。"]
+
+
+def test_english_uses_stemming_and_ignores_stopwords(alice):
+    alice.remember("The user runs integration tests before every release.")
+    alice.remember("The user likes tea.")
+    assert [h.fact.content for h in alice.search("running the tests")][:1] == [
+        "The user runs integration tests before every release."
+    ]
+    assert alice.search("the") != []  # all-stopword queries still search
+
+
+def test_mixed_language_query(alice):
+    alice.remember("用户在用 PostgreSQL 做多租户隔离。")
+    assert alice.search("postgresql 隔离")[0].fact.content == "用户在用 PostgreSQL 做多租户隔离。"
+
+
+def test_score_formula_with_injected_clock(mem, clock):
+    s = mem.scope(user="alice")
+    old = s.remember("The user prefers dark roast coffee.", confidence=0.8)
+    clock.advance(days=100)
+    fresh = s.remember("The user prefers green tea over coffee.", confidence=0.8)
+    hits = {h.fact.id: h for h in s.search("coffee", k=5)}
+    e_old, e_new = hits[old.id].explanation, hits[fresh.id].explanation
+    assert e_new["decay"] == 1.0
+    assert e_old["decay"] == pytest.approx(math.exp(-0.01 * 70))
+    for e in (e_old, e_new):
+        assert e["final"] == pytest.approx(-e["bm25"] * e["decay"] + 0.2 * 0.8)
+    assert hits[old.id].score == e_old["final"]
+
+
+def test_decay_boundary_is_thirty_days():
+    r = KeywordRanking()
+    from datetime import timedelta
+
+    from archivist import FixedClock
+
+    now = FixedClock("2026-03-01T00:00:00Z").now()
+
+    class F:
+        last_confirmed_at = now - timedelta(days=29, hours=23)
+
+    assert r.decay(F, now) == 1.0
+    F.last_confirmed_at = now - timedelta(days=31)
+    assert r.decay(F, now) == pytest.approx(math.exp(-0.01))
+
+
+def test_expiry_is_checked_at_read_time(mem, clock):
+    s = mem.scope(user="alice")
+    s.remember("The user is on call this week.", valid_until="2026-01-08T00:00:00Z")
+    assert s.search("call")
+    assert "on call" in s.render().text
+    clock.set("2026-01-08T00:00:01Z")
+    assert s.search("call") == []
+    assert "on call" not in s.render().text
+    assert s.facts() == [] and len(s.facts(include_expired=True)) == 1
+
+
+def test_pool_is_two_k_then_resorted(db_path, clock):
+    calls = []
+    with Memory.open(db_path, clock=clock) as mem:
+        original = mem.store.keyword_search
+
+        def spy(identity, match, *, limit, live_at):
+            calls.append(limit)
+            return original(identity, match, limit=limit, live_at=live_at)
+
+        mem.store.keyword_search = spy
+        s = mem.scope(user="alice")
+        s.remember_many([{"content": f"apple fact {i}", "confidence": 0.7 + i / 100} for i in range(20)])
+        calls.clear()
+        hits = s.search("apple", k=3)
+        assert calls == [6] and len(hits) == 3
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_other_scopes_never_leak(mem):
+    mem.scope(user="alice").remember("alice secret marmalade")
+    mem.scope(user="alice", agent="other").remember("agent-two marmalade")
+    mem.scope(tenant="t2", user="alice").remember("tenant-two marmalade")
+    assert [h.fact.content for h in mem.scope(user="alice").search("marmalade")] == ["alice secret marmalade"]
+    assert mem.scope(user="bob").search("marmalade") == []
+
+
+def test_memory_search_json_is_bounded(alice, mem):
+    import json
+
+    for i in range(12):
+        alice.remember(f"The user collects vintage synthesizer model {i} " + "with long notes " * 20)
+    out = json.loads(alice.memory_search("synthesizer", limit=50))
+    assert 0 < len(out) <= 10
+    assert set(out[0]) == {"id", "content", "category", "confidence", "score"}
+    small = alice.memory_search("synthesizer", limit=10, budget=200)
+    assert mem.token_counter.count(small) <= 200
+    assert alice.memory_search("") == "[]"

@@ -1,0 +1,134 @@
+import sqlite3
+import threading
+
+import pytest
+from conftest import candidate, turn
+
+from archivist import Memory, SchemaTooNew, SQLiteStore, StoreCorrupt, StoreLocked
+
+
+def seed(scope):
+    scope.remember_many(
+        [
+            {"content": "用户偏好用中文解释技术问题。", "category": "preference"},
+            {"content": "The user deploys with Kubernetes on weekdays.", "category": "context"},
+            {"content": "The user is running payment services in Go.", "category": "context"},
+            {"content": "用户的数据库是 PostgreSQL 16。", "category": "context"},
+        ]
+    )
+
+
+QUERIES = ["中文", "kubernetes deploy", "run payments", "数据库", "PostgreSQL", "用户"]
+
+
+def snapshot(scope):
+    return {q: [(h.fact.id, round(h.score, 9)) for h in scope.search(q, k=10)] for q in QUERIES}
+
+
+def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, clock):
+    mem = Memory.open(db_path, clock=clock)
+    s = mem.scope(user="alice")
+    seed(s)
+    s.apply([candidate()], turn())
+    before = snapshot(s)
+    assert all(before[q] for q in QUERIES)
+    mem.close()
+
+    mem = Memory.open(db_path, clock=clock)
+    s = mem.scope(user="alice")
+    assert snapshot(s) == before
+    mem.store._conn.execute("BEGIN IMMEDIATE")
+    mem.store._conn.execute("DELETE FROM facts_fts")  # lose the derived index entirely
+    mem.store._conn.execute("COMMIT")
+    assert s.search("中文") == []
+    assert mem.reindex() == 4  # the applied candidate duplicated a seeded fact
+    assert snapshot(s) == before
+    mem.close()
+
+
+def test_migrations_are_recorded_and_wal_is_on(db_path):
+    store = SQLiteStore(db_path)
+    assert store.schema_version == 1
+    assert store._read("PRAGMA journal_mode")[0][0] == "wal"
+    assert store._read("PRAGMA foreign_keys")[0][0] == 1
+    store.close()
+    assert SQLiteStore(db_path).schema_version == 1  # reopening does not re-run
+
+
+def test_newer_schema_is_refused(db_path):
+    SQLiteStore(db_path).close()
+    con = sqlite3.connect(db_path)
+    con.execute("INSERT INTO schema_migrations VALUES (99, 'x')")
+    con.commit()
+    con.close()
+    with pytest.raises(SchemaTooNew, match="Upgrade"):
+        SQLiteStore(db_path)
+
+
+def test_corrupt_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(StoreCorrupt, match="not a valid archivist database"):
+        Memory.open(bad)
+
+
+def test_locked_database_is_a_clear_error(db_path):
+    SQLiteStore(db_path).close()
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        store = SQLiteStore(db_path, busy_timeout_ms=100)
+        with pytest.raises(StoreLocked, match="locked"):
+            store.insert_fact  # noqa: B018 - attribute exists
+            with store.transaction():
+                pass
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_failed_batch_leaves_no_partial_write(alice, monkeypatch):
+    calls = {"n": 0}
+    original = alice.memory.store.insert_fact
+
+    def flaky(fact):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("disk fell off")
+        original(fact)
+
+    monkeypatch.setattr(alice.memory.store, "insert_fact", flaky)
+    with pytest.raises(RuntimeError):
+        alice.remember_many([{"content": f"fact number {i} about apples"} for i in range(3)])
+    monkeypatch.undo()
+    assert alice.facts() == []
+    assert alice.search("apples") == []
+    assert alice.audit() == []
+
+
+def test_one_committed_fact_per_key_is_enforced_by_the_database(alice, mem):
+    fact = alice.remember("用户偏好中文。", key="response_language")
+    dup = fact.evolve(id="00000000-0000-7000-8000-000000000000")
+    with pytest.raises(sqlite3.IntegrityError):
+        mem.store.insert_fact(dup)
+
+
+def test_threads_share_one_memory_safely(mem):
+    errors = []
+
+    def work(n):
+        try:
+            s = mem.scope(user=f"u{n % 3}")
+            for i in range(30):
+                s.remember(f"thread {n} wrote fact {i} about topic{i}")
+                s.search(f"topic{i}")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sum(len(mem.scope(user=f"u{n}").facts()) for n in range(3)) == 180
