@@ -197,7 +197,7 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except ArchivistError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")  # one line, never wrapped
         sys.exit(1)
     except typer.Abort:
         sys.exit(130)
