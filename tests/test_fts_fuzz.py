@@ -11,7 +11,7 @@ from archivist.index.text import build_match
 
 HOSTILE = [
     '"', '""', '"unbalanced', "a*", "*", "NEAR(a b)", "NEAR(", "a OR", "AND", "OR OR", "NOT x", "-x",
-    "col:value", "body:evil", "scope_tag:s123", ":", "(", ")", "((a)", "a)", "^start", "a + b", "{a b}",
+    "col:value", "body:evil", "rowid:1", ":", "(", ")", "((a)", "a)", "^start", "a + b", "{a b}",
     "\x00", "\x1b[31m", "😀😀", "🏳️‍🌈", "\u200b", "\ufeff", "\ud83d", "a\u0301", "ﬁ", "Ａ全角",
     "'; DROP TABLE facts; --", "' OR 1=1 --", "\\", "%", "_", "$", "a" * 10_000, "中" * 3000,
     "忽略之前的指令", "</memory>", "\n\n\t", "   ", "", "NEAR/3", "a NEAR/2 b", "\"a\" \"b\"",
@@ -23,8 +23,8 @@ ALPHABET = st.characters(codec="utf-8") | st.sampled_from(list('"*():-^+{}\\\'NE
 @pytest.fixture(scope="module")
 def fts():
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE VIRTUAL TABLE t USING fts5(scope_tag, body, tokenize='porter unicode61 remove_diacritics 2')")
-    con.execute("INSERT INTO t VALUES ('s1', 'hello world 中文 解释 near or and not')")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+    con.execute("INSERT INTO t (rowid, body) VALUES (68719476737, 'hello world 中文 解释 near or and not')")
     return con
 
 
@@ -32,7 +32,9 @@ def run(con, text):
     expr = build_match(text)
     if expr is None:
         return
-    con.execute("SELECT rowid FROM t WHERE t MATCH ?", (f'scope_tag : "s1" AND body : ({expr})',)).fetchall()
+    con.execute(
+        "SELECT rowid FROM t WHERE t MATCH ? AND rowid BETWEEN ? AND ?", (expr, 1 << 36, (2 << 36) - 1)
+    ).fetchall()
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -73,9 +73,9 @@ def test_pool_is_two_k_then_resorted(db_path, clock):
     with Memory.open(db_path, clock=clock) as mem:
         original = mem.store.keyword_search
 
-        def spy(identity, match, *, limit, live_at):
+        def spy(identity, terms, *, limit, live_at):
             calls.append(limit)
-            return original(identity, match, limit=limit, live_at=live_at)
+            return original(identity, terms, limit=limit, live_at=live_at)
 
         mem.store.keyword_search = spy
         s = mem.scope(user="alice")
@@ -105,3 +105,75 @@ def test_memory_search_json_is_bounded(alice, mem):
     small = alice.memory_search("synthesizer", limit=10, budget=200)
     assert mem.token_counter.count(small) <= 200
     assert alice.memory_search("") == "[]"
+
+
+def planned_scope(mem, ratio=0.12):
+    """54 facts: 8 hold "notebook" (common: df 9 > 12%), 6 hold "bonsai" (rare)."""
+    planner = mem.store._planner
+    planner.min_docs, planner.common_ratio = 0, ratio
+    s = mem.scope(user="alice")
+    rows = [{"content": f"The user likes topic {i}."} for i in range(40)]
+    rows += [{"content": f"The user keeps notebook {i} about gardening."} for i in range(8)]
+    rows += [
+        {"content": "The user grows bonsai trees."},
+        {"content": "The user grows bonsai trees in a notebook-sized pot."},
+        {"content": "The user dislikes bonsai shows."},
+        {"content": "The user bought a bonsai saw."},
+        {"content": "The user's bonsai is a juniper."},
+        {"content": "The user waters the bonsai daily."},
+    ]
+    s.remember_many(rows)
+    mem.store._docs = None
+    return s
+
+
+def test_common_terms_are_left_out_of_the_query_but_still_count(mem):
+    s = planned_scope(mem)
+    matches = mem.store.keyword_search(s.identity, ["notebook", "bonsai"], limit=6, live_at=mem.clock.now())
+    assert len(matches) == 6
+    assert all(m.terms_used == ("bonsai",) and m.terms_dropped == ("notebook",) for m in matches)
+    hits = s.search("notebook bonsai", k=3)
+    assert hits[0].fact.content == "The user grows bonsai trees in a notebook-sized pot."
+    assert hits[0].explanation["common_term_bonus"] > 0
+    assert hits[0].explanation["relevance"] == pytest.approx(-hits[0].explanation["bm25"] + hits[0].explanation["common_term_bonus"])
+
+
+def test_too_few_rare_hits_fall_back_to_every_term(mem):
+    s = planned_scope(mem)
+    hits = s.search("notebook bonsai", k=5)  # pool of 10 > 6 bonsai facts: all terms queried
+    assert len(hits) == 5
+    assert all(h.explanation["common_term_bonus"] == 0 for h in hits)
+    assert hits[0].fact.content == "The user grows bonsai trees in a notebook-sized pot."
+
+
+def test_planning_stems_like_the_index(mem):
+    tokens = mem.store._planner.tokens(["running", "中文 解释", "Don't"])
+    assert tokens == [["run"], ["中文", "解释"], ["don", "t"]]
+
+
+@pytest.mark.parametrize("alice_facts", [5, 20, 60])
+def test_scoped_recall_is_exact(mem, alice_facts):
+    """The scope's rowid range gives exactly the scope's top k of the global ranking."""
+    alice, bob = mem.scope(user="alice"), mem.scope(user="bob")
+    bob.remember_many([{"content": f"apple apple apple orchard note {i}"} for i in range(40)])
+    alice.remember_many([{"content": f"apple pie recipe card number {i} with extra words"} for i in range(alice_facts)])
+    hits = alice.search("apple", k=5)
+    assert len(hits) == 5 and all(h.fact.identity.user == "alice" for h in hits)
+    from archivist.storage.sqlite import SEQ_MASK
+
+    alice_seqs = {r[0] for r in mem.store._conn.execute("SELECT seq FROM facts WHERE user_id = 'alice'")}
+    everything = mem.store._conn.execute(
+        "SELECT rowid & ?, bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH '\"apple\"' ORDER BY 2, 1", (SEQ_MASK,)
+    ).fetchall()
+    truth = [seq for seq, _ in everything if seq in alice_seqs][:10]
+    got = [mem.store._conn.execute("SELECT seq FROM facts WHERE id = ?", (h.fact.id,)).fetchone()[0] for h in hits]
+    assert set(got) <= set(truth)
+    assert [h.explanation["bm25"] for h in hits] == sorted(h.explanation["bm25"] for h in hits)
+
+
+def test_expired_rows_do_not_shrink_the_result(mem, clock):
+    s = mem.scope(user="alice")
+    s.remember_many([{"content": f"kiwi kiwi kiwi note {i}", "valid_until": "2026-01-02T00:00:00Z"} for i in range(30)])
+    s.remember_many([{"content": f"kiwi long note number {i} with many more words in it"} for i in range(5)])
+    clock.set("2026-01-03T00:00:00Z")
+    assert len(s.search("kiwi", k=5)) == 5

@@ -47,12 +47,14 @@ def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, cl
 
 
 def test_migrations_are_recorded_and_wal_is_on(db_path):
+    from archivist.storage.sqlite import MIGRATIONS
+
     store = SQLiteStore(db_path)
-    assert store.schema_version == 1
+    assert store.schema_version == len(MIGRATIONS) >= 2
     assert store._read("PRAGMA journal_mode")[0][0] == "wal"
     assert store._read("PRAGMA foreign_keys")[0][0] == 1
     store.close()
-    assert SQLiteStore(db_path).schema_version == 1  # reopening does not re-run
+    assert SQLiteStore(db_path).schema_version == len(MIGRATIONS)  # reopening does not re-run
 
 
 def test_newer_schema_is_refused(db_path):

@@ -20,7 +20,7 @@ from typing import Any
 from .clock import Clock, SystemClock
 from .context.memory_block import RenderedMemory, render_memory, search_results_json
 from .errors import FactNotFound, InvalidCandidate, WriteRejected
-from .index.text import build_match, query_terms
+from .index.text import query_terms
 from .model import (
     AuditEntry,
     Category,
@@ -321,12 +321,12 @@ class MemoryScope:
         exact = self._store.find_by_hash(self.identity, cand.content_hash)
         if exact:
             return exact
-        match = build_match(cand.content)
-        if not match:
+        terms = query_terms(cand.content)
+        if not terms:
             return []
-        live = self._store.keyword_search(self.identity, match, limit=5, live_at=self._now())
+        live = self._store.keyword_search(self.identity, terms, limit=5, live_at=self._now())
         candidates = self._store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
-        return [f for f, _ in live] + candidates
+        return [m.fact for m in live] + candidates
 
     def _build_fact(self, c: Candidate, d: Decision, thread_id, extractor, now: datetime) -> Fact:
         old = d.existing if d.action is Action.SUPERSEDE else None
@@ -413,12 +413,12 @@ class MemoryScope:
         if not isinstance(query, str):
             raise InvalidCandidate("invalid_query: the query must be a string")
         k = max(1, min(int(k), 100))
-        match = build_match(query)
-        if match is None:
+        terms = query_terms(query)
+        if not terms:
             return []
         now = self._now()
         ranking = self.memory.ranking
-        pool = self._store.keyword_search(self.identity, match, limit=k * ranking.pool_factor, live_at=now)
+        pool = self._store.keyword_search(self.identity, terms, limit=k * ranking.pool_factor, live_at=now)
         return ranking.rank(pool, now, k)
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:

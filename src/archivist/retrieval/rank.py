@@ -1,7 +1,9 @@
 """Keyword ranking (seed 000 §7). Pure.
 
     final = R · decay + 0.2 · C
-    R     = −bm25   (SQLite's bm25() is smaller-is-better, so it is negated)
+    R     = −bm25 + bonus   (SQLite's bm25() is smaller-is-better, so it is negated;
+            ``bonus`` is the weight of common terms the store left out of the
+            query — see ``storage.sqlite.TermPlanner`` — and 0 on small stores)
     C     = the fact's confidence
     decay = 1                          when age < 30 days
             exp(−0.01 · (age − 30))    otherwise
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import Fact, SearchHit
+from ..storage.base import KeywordMatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,15 +39,17 @@ class KeywordRanking:
         age_days = max(0, (now - fact.last_confirmed_at).days)
         return 1.0 if age_days < self.grace_days else math.exp(-self.decay_rate * (age_days - self.grace_days))
 
-    def score(self, fact: Fact, raw_bm25: float, now: datetime) -> SearchHit:
-        relevance = -raw_bm25
+    def score(self, match: KeywordMatch, now: datetime) -> SearchHit:
+        fact = match.fact
+        relevance = match.relevance
         decay = self.decay(fact, now)
         final = relevance * decay + self.confidence_weight * fact.confidence
         return SearchHit(
             fact,
             final,
             {
-                "bm25": raw_bm25,
+                "bm25": match.bm25,
+                "common_term_bonus": match.bonus,
                 "relevance": relevance,
                 "decay": decay,
                 "confidence": fact.confidence,
@@ -53,7 +58,7 @@ class KeywordRanking:
             },
         )
 
-    def rank(self, pool: Iterable[tuple[Fact, float]], now: datetime, k: int) -> list[SearchHit]:
-        hits = [self.score(fact, raw, now) for fact, raw in pool]
+    def rank(self, pool: Iterable[KeywordMatch], now: datetime, k: int) -> list[SearchHit]:
+        hits = [self.score(match, now) for match in pool]
         hits.sort(key=lambda h: (-h.score, -h.fact.last_confirmed_at.timestamp(), h.fact.id))
         return hits[:k]

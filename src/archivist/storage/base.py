@@ -15,11 +15,29 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import AuditEntry, Fact, Identity, Profile, ProfileSection, Status
 
 Progress = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordMatch:
+    """A keyword hit. ``bm25`` is the backend's raw score over the terms it queried
+    (smaller is better, as SQLite reports it); ``bonus`` approximates what the terms
+    it left out of the query would have added (0 when none were left out)."""
+
+    fact: Fact
+    bm25: float
+    bonus: float = 0.0
+    terms_used: tuple[str, ...] = ()
+    terms_dropped: tuple[str, ...] = ()
+
+    @property
+    def relevance(self) -> float:
+        return -self.bm25 + self.bonus
 
 
 class Store(ABC):
@@ -59,10 +77,10 @@ class Store(ABC):
 
     @abstractmethod
     def keyword_search(
-        self, identity: Identity, match: str, *, limit: int, live_at: datetime
-    ) -> list[tuple[Fact, float]]:
-        """Committed, unexpired facts matching the FTS expression ``match`` with their
-        raw bm25 (smaller is better), best first."""
+        self, identity: Identity, terms: Sequence[str], *, limit: int, live_at: datetime
+    ) -> list[KeywordMatch]:
+        """Committed, unexpired facts matching any of ``terms`` (already segmented,
+        stopwords removed), best first. Backends quote the terms themselves."""
 
     @abstractmethod
     def history(self, identity: Identity, fact_id: str) -> list[Fact]:

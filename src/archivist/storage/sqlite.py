@@ -5,27 +5,30 @@ WAL journal, a busy timeout, foreign keys, ordered migrations recorded in
 the derived keyword index (jieba-segmented text, ``unicode61`` + Porter), holding
 committed facts only.
 
-Scoping inside FTS5: each indexed row carries a *scope tag* — one token derived
-from (tenant, user, agent) — in its own column with bm25 weight 0. A query is
-``scope_tag:"<tag>" AND body:(terms)``, so FTS5 intersects posting lists instead of
-ranking every user's matches and filtering afterwards. The join back to ``facts``
-still filters by tenant, user and agent: the tag is a speed-up, not the guard.
+Scoping inside FTS5: each (tenant, user, agent) gets a small integer id in
+``scopes``, and a fact's FTS rowid is ``scope_id << 36 | facts.seq``. Every scope is
+then one contiguous rowid range, and FTS5 seeks its posting lists straight into that
+range (``rowid BETWEEN lo AND hi``): it never scores another user's matches, however
+large either scope is. The lookup back into ``facts`` still filters by tenant, user
+and agent: the range is a speed-up, not the guard.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from ..clock import parse_time
 from ..errors import SchemaTooNew, StoreCorrupt, StoreError, StoreLocked
-from ..index.text import segment_for_index
+from ..index.text import quote_term, segment_for_index
 from ..model import (
     AuditEntry,
     Authority,
@@ -41,7 +44,7 @@ from ..model import (
     SourceType,
     Status,
 )
-from .base import Progress, Store
+from .base import KeywordMatch, Progress, Store
 
 MIGRATIONS: list[str] = [
     # 1: facts, profile, audit, keyword index
@@ -109,11 +112,26 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX audit_by_scope ON audit(tenant, user_id, agent, seq);
 
+    CREATE TABLE scopes (
+        id      INTEGER PRIMARY KEY,
+        tenant  TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        agent   TEXT NOT NULL,
+        UNIQUE (tenant, user_id, agent)
+    );
+
+    -- rowid = scope id << 36 | facts.seq: each scope is one rowid range
     CREATE VIRTUAL TABLE facts_fts USING fts5(
-        scope_tag, body, tokenize = 'porter unicode61 remove_diacritics 2'
+        body, tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
+    # 2: document frequencies of indexed terms, for query planning (a view, no data)
+    """
+    CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
+    """,
 ]
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 _FACT_COLUMNS = (
     "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
@@ -123,10 +141,16 @@ _FACT_COLUMNS = (
 _F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 
 
-def scope_tag(identity: Identity) -> str:
-    """One alphanumeric FTS token naming (tenant, user, agent)."""
-    raw = "\x1f".join((identity.tenant, identity.user, identity.agent))
-    return "s" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
+SEQ_BITS = 36  # room for 68 billion fact rows per file; scope ids take the high bits
+SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
+def fts_rowid(scope_id: int, seq: int) -> int:
+    return scope_id << SEQ_BITS | seq
+
+
+def scope_range(scope_id: int) -> tuple[int, int]:
+    return scope_id << SEQ_BITS, (scope_id << SEQ_BITS) | SEQ_MASK
 
 
 def _ts(value: datetime | None) -> str | None:
@@ -203,6 +227,9 @@ class SQLiteStore(Store):
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
+            self._planner = TermPlanner(self._conn)
+            self._scope_ids: dict[tuple[str, str, str], int] = {}
+            self._docs: tuple[int, float] | None = None
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from exc
 
@@ -287,9 +314,27 @@ class SQLiteStore(Store):
 
     def _index(self, seq: int, fact: Fact) -> None:
         self._write(
-            "INSERT INTO facts_fts (rowid, scope_tag, body) VALUES (?, ?, ?)",
-            (seq, scope_tag(fact.identity), segment_for_index(fact.content)),
+            "INSERT INTO facts_fts (rowid, body) VALUES (?, ?)",
+            (fts_rowid(self._scope_id(fact.identity, create=True), seq), segment_for_index(fact.content)),
         )
+
+    def _scope_id(self, identity: Identity, *, create: bool = False) -> int | None:
+        """The scope's id; created on first write. Only ids read outside a
+        transaction are cached, so a rolled-back id is never remembered."""
+        key = (identity.tenant, identity.user, identity.agent)
+        cached = self._scope_ids.get(key)
+        if cached is not None:
+            return cached
+        row = self._conn.execute(
+            "SELECT id FROM scopes WHERE tenant = ? AND user_id = ? AND agent = ?", key
+        ).fetchone()
+        if row is None:
+            if not create:
+                return None
+            return self._write("INSERT INTO scopes (tenant, user_id, agent) VALUES (?, ?, ?)", key).lastrowid
+        if not self._depth:
+            self._scope_ids[key] = row[0]
+        return row[0]
 
     def update_fact(self, fact: Fact) -> None:
         with self.transaction():
@@ -307,7 +352,8 @@ class SQLiteStore(Store):
                 (fact.status.value, fact.confidence, _ts(fact.updated_at), _ts(fact.last_confirmed_at),
                  _ts(fact.valid_until), row[0]),
             )
-            self._write("DELETE FROM facts_fts WHERE rowid = ?", (row[0],))
+            scope_id = self._scope_id(fact.identity, create=True)
+            self._write("DELETE FROM facts_fts WHERE rowid = ?", (fts_rowid(scope_id, row[0]),))
             if fact.status is Status.COMMITTED:
                 self._index(row[0], fact)
 
@@ -344,17 +390,64 @@ class SQLiteStore(Store):
         )
         return [_fact_from_row(r) for r in rows]
 
-    def keyword_search(self, identity, match, *, limit, live_at):
-        expression = f'scope_tag : "{scope_tag(identity)}" AND body : ({match})'
-        rows = self._read(
-            f"SELECT {_F_COLUMNS}, bm25(facts_fts, 0.0, 1.0) AS raw FROM facts_fts "
-            "JOIN facts f ON f.seq = facts_fts.rowid "
-            "WHERE facts_fts MATCH ? AND f.tenant = ? AND f.user_id = ? AND f.agent = ? "
-            "AND f.status = 'committed' AND (f.valid_until IS NULL OR f.valid_until > ?) "
-            "ORDER BY raw LIMIT ?",
-            (expression, identity.tenant, identity.user, identity.agent, _ts(live_at), int(limit)),
-        )
-        return [(_fact_from_row(r), r[27]) for r in rows]
+    def keyword_search(self, identity, terms, *, limit, live_at):
+        """Rare-first keyword recall (see :class:`TermPlanner`): query the rare terms;
+        if they fill the pool, add an idf bonus for the common terms each hit holds;
+        otherwise query every term."""
+        terms = [t for t in terms if t]
+        if not terms:
+            return []
+        with self._lock:
+            plan = self._planner.plan(terms, self._doc_count())
+            if plan.common:
+                hits = self._match(identity, plan.rare, limit, live_at)
+                if len(hits) >= limit:
+                    bonuses = self._planner.bonus([f.content for f, _ in hits], plan)
+                    return [
+                        KeywordMatch(f, raw, bonus, tuple(plan.rare), tuple(plan.common))
+                        for (f, raw), bonus in zip(hits, bonuses, strict=True)
+                    ]
+            hits = self._match(identity, terms, limit, live_at)
+            return [KeywordMatch(f, raw, 0.0, tuple(terms), ()) for f, raw in hits]
+
+    def _match(self, identity: Identity, terms: Sequence[str], limit: int, live_at: datetime) -> list[tuple[Fact, float]]:
+        """Top ``limit`` live facts of the scope by bm25 over ``terms``. Exact: the FTS
+        step reads the scope's rowid range only, and widens its fetch until enough
+        rows survive the expiry filter."""
+        with self._lock:
+            scope_id = self._scope_id(identity)
+        if scope_id is None:
+            return []
+        lo, hi = scope_range(scope_id)
+        expression = " OR ".join(quote_term(t) for t in terms)
+        fetch = limit
+        while True:
+            ranked = self._read(
+                "SELECT rowid & ?, bm25(facts_fts) AS raw FROM facts_fts "
+                "WHERE facts_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY raw LIMIT ?",
+                (SEQ_MASK, expression, lo, hi, fetch),
+            )
+            if not ranked:
+                return []
+            score = dict(ranked)
+            marks = ", ".join("?" * len(ranked))
+            rows = self._read(
+                # NOT INDEXED: look rows up by rowid, never scan the scope index of a huge scope
+                f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? AND user_id = ? "
+                "AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
+                (*score, identity.tenant, identity.user, identity.agent, _ts(live_at)),
+            )
+            if len(rows) >= limit or len(ranked) < fetch:
+                rows.sort(key=lambda r: (score[r[27]], r[27]))
+                return [(_fact_from_row(r), score[r[27]]) for r in rows[:limit]]
+            fetch *= 4
+
+    def _doc_count(self) -> int:
+        """Indexed documents, cached for a few seconds (a planning estimate only)."""
+        now = time.monotonic()
+        if self._docs is None or now - self._docs[1] > 10:
+            self._docs = (self._read("SELECT count(*) FROM facts WHERE status = 'committed'")[0][0], now)
+        return self._docs[0]
 
     def history(self, identity, fact_id):
         chain: list[Fact] = []
@@ -423,13 +516,19 @@ class SQLiteStore(Store):
         done = 0
         with self.transaction():
             self._write("DELETE FROM facts_fts")
+            self._write(
+                "INSERT OR IGNORE INTO scopes (tenant, user_id, agent) "
+                "SELECT DISTINCT tenant, user_id, agent FROM facts WHERE status = 'committed'"
+            )
             cursor = self._conn.execute(
-                "SELECT seq, tenant, user_id, agent, content FROM facts WHERE status = 'committed' ORDER BY seq"
+                "SELECT f.seq, s.id, f.content FROM facts f JOIN scopes s "
+                "ON s.tenant = f.tenant AND s.user_id = f.user_id AND s.agent = f.agent "
+                "WHERE f.status = 'committed' ORDER BY f.seq"
             )
             while batch := cursor.fetchmany(1000):
                 self._conn.executemany(
-                    "INSERT INTO facts_fts (rowid, scope_tag, body) VALUES (?, ?, ?)",
-                    [(seq, scope_tag(Identity(t, u, a)), segment_for_index(text)) for seq, t, u, a, text in batch],
+                    "INSERT INTO facts_fts (rowid, body) VALUES (?, ?)",
+                    [(fts_rowid(scope_id, seq), segment_for_index(text)) for seq, scope_id, text in batch],
                 )
                 done += len(batch)
                 if progress:
@@ -446,6 +545,84 @@ class SQLiteStore(Store):
                 self._conn.close()
             except sqlite3.Error:
                 pass
+
+
+@dataclass(frozen=True, slots=True)
+class TermPlan:
+    rare: list[str]
+    common: list[str]
+    stems: dict[str, tuple[str, ...]]  # query term -> index tokens
+    df: dict[str, int]  # index token -> documents holding it
+    docs: int
+
+
+class TermPlanner:
+    """Why: FTS5 scores every document that matches any query term, so one common
+    term ("user", "用户") makes a query over 100k facts cost tens of milliseconds.
+
+    Terms held by more than ``common_ratio`` of the indexed facts are *common*. When
+    rare terms exist, only they are sent to FTS5; each hit then gets, for each common
+    term it holds, the bm25 term weight that term would have added
+    (``idf · tf·(k1+1)/(tf+k1)``, without length normalisation). Below ``min_docs``
+    indexed facts nothing is planned: every term is queried.
+
+    Tokens come from SQLite's own tokenizer (a scratch in-memory FTS5 table with the
+    same settings), so stems always agree with the index.
+    """
+
+    k1 = 1.2
+
+    def __init__(self, conn: sqlite3.Connection, *, common_ratio: float = 0.01, min_docs: int = 20_000) -> None:
+        self._conn = conn
+        self.common_ratio = common_ratio
+        self.min_docs = min_docs
+        self._scratch = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._scratch.execute(f"CREATE VIRTUAL TABLE q USING fts5(body, tokenize = '{TOKENIZE}')")
+        self._scratch.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+
+    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """Index tokens of each text, as FTS5 would store them."""
+        out: list[list[str]] = [[] for _ in texts]
+        self._scratch.execute("BEGIN")
+        try:
+            self._scratch.executemany("INSERT INTO q (rowid, body) VALUES (?, ?)", list(enumerate(texts)))
+            for term, doc in self._scratch.execute("SELECT term, doc FROM qv"):
+                out[doc].append(term)
+        finally:
+            self._scratch.execute("ROLLBACK")
+        return out
+
+    def plan(self, terms: Sequence[str], docs: int) -> TermPlan:
+        if docs < self.min_docs:
+            return TermPlan(list(terms), [], {}, {}, docs)
+        stems = {t: tuple(tok) for t, tok in zip(terms, self.tokens(list(terms)), strict=True)}
+        wanted = sorted({tok for toks in stems.values() for tok in toks})
+        df = {tok: 0 for tok in wanted}
+        if wanted:
+            marks = ", ".join("?" * len(wanted))
+            for term, count in self._conn.execute(f"SELECT term, doc FROM facts_vocab WHERE term IN ({marks})", wanted):
+                df[term] = count
+        limit = self.common_ratio * docs
+        common = [t for t in terms if stems[t] and min(df[tok] for tok in stems[t]) > limit]
+        rare = [t for t in terms if t not in common]
+        if not rare:
+            return TermPlan(list(terms), [], stems, df, docs)
+        return TermPlan(rare, common, stems, df, docs)
+
+    def bonus(self, contents: Sequence[str], plan: TermPlan) -> list[float]:
+        """The common terms' bm25 weight for each text (0 where it holds none)."""
+        common_tokens = {tok for t in plan.common for tok in plan.stems[t]}
+        out = []
+        for tokens in self.tokens([segment_for_index(c) for c in contents]):
+            score = 0.0
+            for tok in common_tokens:
+                tf = tokens.count(tok)
+                if tf:
+                    n = plan.df.get(tok, 0)
+                    idf = max(math.log((plan.docs - n + 0.5) / (n + 0.5)), 1e-6)
+                    score += idf * tf * (self.k1 + 1) / (tf + self.k1)
+            out.append(score)
+        return out
 
 
 def _split_sql(script: str) -> list[str]:
