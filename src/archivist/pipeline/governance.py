@@ -331,12 +331,14 @@ def is_near_duplicate(a: str, b: str, ratio: float = 0.92) -> bool:
     fa, fb = compact(a), compact(b)
     if fa == fb:
         return True
-    if min(len(fa), len(fb)) < 8:
+    shorter, longer = sorted((len(fa), len(fb)))
+    if shorter < 8 or 2 * shorter / (shorter + longer) < ratio:  # the ratio's upper bound
         return False
     na, nb = normalize(a), normalize(b)
     if _NUMBERS.findall(na) != _NUMBERS.findall(nb) or _NEGATIONS.findall(na) != _NEGATIONS.findall(nb):
         return False
-    return SequenceMatcher(None, fa, fb).ratio() >= ratio
+    matcher = SequenceMatcher(None, fa, fb, autojunk=False)
+    return matcher.quick_ratio() >= ratio and matcher.ratio() >= ratio
 
 
 # ----------------------------------------------------------- profile updates
