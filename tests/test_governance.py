@@ -264,3 +264,22 @@ def test_near_duplicates_respect_numbers_and_negation(a, b, same):
     from archivist.pipeline.governance import is_near_duplicate
 
     assert is_near_duplicate(a, b) is same
+
+
+def test_confirming_a_keyed_inference_replaces_the_live_value(alice, clock):
+    live = alice.remember("用户偏好用中文解释技术问题。", key="response_language", category="preference")
+    clock.advance(days=1)
+    msgs = turn(text="最近我在看很多英文文档。")
+    cand = alice.apply(
+        [candidate(kind="inference", content="用户可能更想用英文交流。", evidence_text="最近我在看很多英文文档")], msgs
+    ).candidates[0]
+    assert [f.id for f in alice.facts()] == [live.id]  # an inference never supersedes
+    confirmed = alice.confirm(cand.id)
+    assert confirmed.version == 2 and confirmed.supersedes == live.id
+    assert [f.id for f in alice.facts()] == [cand.id]
+    assert [f.id for f in alice.history(cand.id)] == [live.id, cand.id]
+
+
+def test_remember_raises_invalid_candidate_for_malformed_input(alice):
+    with pytest.raises(InvalidCandidate):
+        alice.remember("x", confidence=float("nan"))

@@ -42,6 +42,7 @@ from .pipeline.governance import (
     Decision,
     GovernanceConfig,
     as_status,
+    check_confidence,
     compare,
     content_hash,
     gate,
@@ -172,6 +173,8 @@ class MemoryScope:
         if report.rejected:
             _, reason = report.rejected[0]
             code, _, detail = reason.partition(": ")
+            if code.startswith("invalid_"):
+                raise InvalidCandidate(reason)
             raise WriteRejected(code, detail or reason)
         if report.duplicates:
             return report.duplicate_of[0]
@@ -252,21 +255,20 @@ class MemoryScope:
             fact = self._store.get_fact(self.identity, fact_id)
             if fact is None or fact.status not in (Status.COMMITTED, Status.CANDIDATE):
                 raise FactNotFound(f"no live fact {fact_id!r} in this scope")
-            if confidence is not None:
-                confidence = parse_candidate(
-                    {"content": "x", "category": "context", "scope": "user", "durability": "durable",
-                     "authority": "descriptive", "confidence": confidence},
-                    require_evidence=False,
-                ).confidence
+            new_confidence = fact.confidence if confidence is None else max(fact.confidence, check_confidence(confidence))
+            version, supersedes = fact.version, fact.supersedes
             if fact.status is Status.CANDIDATE and fact.key:
-                for old in self._store.list_facts(self.identity, key=fact.key):
+                old = self._live_key(fact.key)  # a confirmed candidate replaces the live value
+                if old is not None:
                     self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
+                    version, supersedes = old.version + 1, old.id
             updated = fact.evolve(
                 status=Status.COMMITTED,
-                kind=fact.kind,
-                confidence=max(fact.confidence, confidence if confidence is not None else fact.confidence),
+                confidence=new_confidence,
                 last_confirmed_at=now,
                 updated_at=now,
+                version=version,
+                supersedes=supersedes,
             )
             self._store.update_fact(updated)
             self._store.record_audit(

@@ -166,7 +166,7 @@ def check_text(value: Any, name: str, *, max_chars: int, required: bool = True) 
     return text
 
 
-def _confidence(value: Any) -> float:
+def check_confidence(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidCandidate(f"invalid_confidence: confidence must be a number, got {type(value).__name__}")
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
@@ -220,7 +220,7 @@ def parse_candidate(
         scope=_enum(data, "scope", FactScope),
         durability=_enum(data, "durability", Durability),
         authority=_enum(data, "authority", Authority),
-        confidence=_confidence(data.get("confidence")),
+        confidence=check_confidence(data.get("confidence")),
         key=_key(data.get("key"), config.max_key_chars),
         kind=_enum(data, "kind", Kind, Kind.FACT),
         evidence_message_id=evidence_id,

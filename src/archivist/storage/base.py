@@ -53,8 +53,9 @@ class Store(ABC):
 
     @abstractmethod
     def update_fact(self, fact: Fact) -> None:
-        """Rewrite the mutable fields of an existing row (status, confidence, times)
-        and bring the derived index in step."""
+        """Rewrite the mutable fields of an existing row (status, confidence, times,
+        version link) and bring the derived index in step. Content never changes:
+        a new content is a new version row."""
 
     @abstractmethod
     def get_fact(self, identity: Identity, fact_id: str) -> Fact | None: ...

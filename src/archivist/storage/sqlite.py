@@ -347,10 +347,10 @@ class SQLiteStore(Store):
 
                 raise FactNotFound(fact.id)
             self._write(
-                "UPDATE facts SET status = ?, confidence = ?, updated_at = ?, last_confirmed_at = ?, valid_until = ? "
-                "WHERE seq = ?",
+                "UPDATE facts SET status = ?, confidence = ?, updated_at = ?, last_confirmed_at = ?, valid_until = ?, "
+                "version = ?, supersedes = ? WHERE seq = ?",
                 (fact.status.value, fact.confidence, _ts(fact.updated_at), _ts(fact.last_confirmed_at),
-                 _ts(fact.valid_until), row[0]),
+                 _ts(fact.valid_until), fact.version, fact.supersedes, row[0]),
             )
             scope_id = self._scope_id(fact.identity, create=True)
             self._write("DELETE FROM facts_fts WHERE rowid = ?", (fts_rowid(scope_id, row[0]),))
