@@ -69,8 +69,14 @@ def load_encoding(name: str = "cl100k_base"):
     cache = _cache_dir()
     try:
         _materialise(name, cache)
-    except OSError as exc:
-        raise TokenizerUnavailable(f"cannot unpack tokenizer data into {cache}: {exc}") from exc
+    except OSError:
+        import tempfile  # a read-only home: fall back to a private temp dir
+
+        cache = Path(tempfile.gettempdir()) / f"archivist-{os.getuid()}" / "tiktoken"
+        try:
+            _materialise(name, cache)
+        except OSError as exc:
+            raise TokenizerUnavailable(f"cannot unpack tokenizer data into {cache}: {exc}") from exc
     with _env_lock:
         previous = os.environ.get("TIKTOKEN_CACHE_DIR")
         os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
