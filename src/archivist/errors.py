@@ -4,11 +4,17 @@
     ├── InvalidInput                 bad data from the caller; nothing was written
     │   ├── InvalidIdentity          empty / oversized tenant, user or agent
     │   ├── InvalidCandidate         a malformed fact candidate (carries ``reason``)
-    │   └── UnknownProfileSection
+    │   ├── UnknownProfileSection
+    │   ├── UnknownSection           a context section name that does not exist
+    │   └── InvalidBudget            budget ≤ 0, or not above the output reserve
     ├── WriteRejected                well-formed, but the write gate said no (``reason``)
+    ├── StaleWrite                   a versioned write based on an older version
     ├── FactNotFound
+    ├── EvidenceNotFound             no such evidence for this caller
+    ├── TraceNotFound
     ├── BudgetExceeded               protected content does not fit the token budget
-    │   └── ProfileTooLarge
+    │   ├── ProfileTooLarge
+    │   └── ContextOverflow          the protected zone of a model view alone is too big
     ├── TokenizerUnavailable         the offline tokenizer data could not be loaded
     └── StoreError                   the store could not do its job
         ├── StoreLocked              another writer held the database past the timeout
@@ -41,6 +47,31 @@ class UnknownProfileSection(InvalidInput):
     pass
 
 
+class UnknownSection(InvalidInput):
+    pass
+
+
+class InvalidBudget(InvalidInput):
+    pass
+
+
+class StaleWrite(ArchivistError):
+    """A write carried the version it was based on, and that is no longer current."""
+
+    def __init__(self, message: str, *, expected: int, current: int) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.current = current
+
+
+class EvidenceNotFound(ArchivistError, LookupError):
+    pass
+
+
+class TraceNotFound(ArchivistError, LookupError):
+    pass
+
+
 class WriteRejected(ArchivistError):
     """The write gate refused a well-formed write; ``code`` is machine-readable."""
 
@@ -63,6 +94,14 @@ class BudgetExceeded(ArchivistError):
 
 class ProfileTooLarge(BudgetExceeded):
     pass
+
+
+class ContextOverflow(BudgetExceeded):
+    """``sizes`` maps each protected section to its tokens."""
+
+    def __init__(self, message: str, *, needed: int, budget: int, sizes: dict[str, int]) -> None:
+        super().__init__(message, needed=needed, budget=budget)
+        self.sizes = sizes
 
 
 class TokenizerUnavailable(ArchivistError):

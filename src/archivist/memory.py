@@ -19,20 +19,25 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .context.memory_block import RenderedMemory, render_memory, search_results_json
-from .errors import FactNotFound, InvalidCandidate, WriteRejected
+from .clock import parse_time
+from .context.assemble import Assembler, ContextRequest, ModelView
+from .errors import EvidenceNotFound, FactNotFound, InvalidCandidate, TraceNotFound, WriteRejected
 from .index.text import query_terms
 from .model import (
     AuditEntry,
     Category,
+    Evidence,
     Fact,
     Identity,
     Kind,
+    Preference,
     Profile,
     ProfileSection,
     Provenance,
     SearchHit,
     SourceType,
     Status,
+    TaskState,
     new_id,
 )
 from .pipeline.filtering import FilterResult, MessageFilter, filter_messages
@@ -43,6 +48,7 @@ from .pipeline.governance import (
     GovernanceConfig,
     as_status,
     check_confidence,
+    check_text,
     compare,
     content_hash,
     gate,
@@ -134,7 +140,102 @@ class Memory:
         self.close()
 
 
-class MemoryScope:
+class _ContextMixin:
+    """Runtime context for a scope: evidence, preferences, task state, assembly, traces."""
+
+    identity: Identity
+    memory: Memory
+
+    # -- evidence -------------------------------------------------------------
+    def put_evidence(self, evidence_id: str, content: str, *, source: str = "tool",
+                     observed_at: datetime | str | None = None) -> Evidence:
+        """Keep a raw tool result or document whole (cold storage); the view shows excerpts."""
+        from .context.sources import parse_inline_evidence
+
+        now = self.memory.clock.now()
+        meta = parse_inline_evidence({"id": evidence_id, "text": content, "source": source,
+                                      "observed_at": observed_at}, 0, now)
+        item = Evidence(meta["id"], self.identity, meta["source"], meta["content"], parse_time(meta["observed_at"]), now)
+        self.memory.store.put_evidence(item)
+        return self.get_evidence(item.id)
+
+    def get_evidence(self, evidence_id: str) -> Evidence:
+        """Read evidence back in full. Re-checks ownership: another user's id is not found."""
+        found = self.memory.store.get_evidence(self.identity, evidence_id)
+        if found is None:
+            raise EvidenceNotFound(f"no evidence {evidence_id!r} for this user")
+        return found
+
+    # -- preferences ------------------------------------------------------------
+    def preferences(self, *, include_expired: bool = False, include_untrusted: bool = False) -> list[Preference]:
+        """The user's preferences as a reader sees them: expired and untrusted ones hidden."""
+        now = self.memory.clock.now()
+        return [p for p in self.memory.store.get_preferences(self.identity)
+                if (include_expired or not p.is_expired(now)) and (include_untrusted or p.trusted)]
+
+    def set_preference(self, key: str, value: str, *, based_on: int = 0, trusted: bool = True,
+                       source: str = "user", expires_at: datetime | str | None = None) -> Preference:
+        """Versioned write: ``based_on`` is the version this write was derived from (0: none
+        yet). A write based on an older version raises :class:`StaleWrite`. Grants are
+        refused whatever their source."""
+        from .pipeline.grants import find_grant
+
+        key = check_text(key, "key", max_chars=80) or ""
+        value = check_text(value, "value", max_chars=2000) or ""
+        if not isinstance(based_on, int) or based_on < 0:
+            raise InvalidCandidate("invalid_version: based_on must be a version number ≥ 0")
+        if find_grant(value):
+            raise WriteRejected("transactional", "a grant or permission is never stored as a preference")
+        expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
+        now = self.memory.clock.now()
+        pref = Preference(key, value, bool(trusted), str(source), 0, now, expires)
+        return self.memory.store.put_preference(self.identity, pref, based_on=based_on)
+
+    # -- task state ---------------------------------------------------------------
+    def task(self, task_id: str) -> TaskState | None:
+        return self.memory.store.get_task(self.identity, task_id)
+
+    def save_task(self, task_id: str, goal: str, *, criteria=(), done=(), missing=(), based_on: int = 0) -> TaskState:
+        """Versioned like :meth:`set_preference`."""
+        goal = check_text(goal, "goal", max_chars=4000) or ""
+        task = TaskState(task_id, goal, tuple(criteria), tuple(done), tuple(missing), 0, self.memory.clock.now())
+        return self.memory.store.put_task(self.identity, task, based_on=based_on)
+
+    # -- assembly -------------------------------------------------------------------
+    def context(self, query: str, *, persist: bool = True, persist_evidence: bool = True,
+                assembler: Assembler | None = None, **request: Any) -> ModelView:
+        """Assemble the model view for one call; the trace is stored unless ``persist=False``.
+        Keyword arguments are the fields of :class:`ContextRequest`."""
+        from .context.sources import build_sources
+
+        req = ContextRequest(query=query, **request)
+        asm = assembler or self.assembler()
+        failures: list[dict[str, str]] = []
+        sources = build_sources(self, req, excerpt_tokens=asm.excerpt_tokens, persist_evidence=persist_evidence,
+                                failures=failures)
+        view = asm.assemble(self.identity, req, sources)
+        view.trace.failures.extend(failures)
+        if persist:
+            try:
+                self.memory.store.put_trace(self.identity, view.trace.id, view.trace.created_at, view.trace.as_dict())
+            except Exception as exc:  # a trace that cannot be kept never costs the call its view
+                view.trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
+        return view
+
+    def assembler(self, **options: Any) -> Assembler:
+        return Assembler(counter=self.memory.token_counter, clock=self.memory.clock.now, **options)
+
+    def trace(self, trace_id: str) -> dict[str, Any]:
+        found = self.memory.store.get_trace(self.identity, trace_id)
+        if found is None:
+            raise TraceNotFound(f"no context trace {trace_id!r} in this scope")
+        return found
+
+    def traces(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self.memory.store.list_traces(self.identity, limit=limit)
+
+
+class MemoryScope(_ContextMixin):
     """Reads and writes of one (tenant, user, agent). Obtain with :meth:`Memory.scope`."""
 
     def __init__(self, memory: Memory, identity: Identity) -> None:

@@ -232,6 +232,49 @@ class AuditEntry:
     message_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A raw tool result or document, kept whole (cold). Owned by (tenant, user):
+    reading it by id re-checks that the caller is that owner."""
+
+    id: str
+    identity: Identity  # owner (tenant, user) and the agent that recorded it
+    source: str  # e.g. "tool:read_file", "doc:runbook-v2"
+    content: str
+    observed_at: datetime
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Preference:
+    """A per-user key/value with an optional expiry. Untrusted entries (from external
+    material) are kept for audit but never enter a model view."""
+
+    key: str
+    value: str
+    trusted: bool
+    source: str
+    version: int
+    updated_at: datetime
+    expires_at: datetime | None = None
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class TaskState:
+    """The goal of a task, how to know it is done, and where it stands."""
+
+    task_id: str
+    goal: str
+    criteria: tuple[str, ...] = ()
+    done: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    version: int = 0
+    updated_at: datetime | None = None
+
+
 def new_id() -> str:
     """A UUIDv7 string: time-ordered (sorts by creation) and collision-safe (74 random bits)."""
     ms = time.time_ns() // 1_000_000
@@ -244,6 +287,9 @@ def new_id() -> str:
 
 
 __all__ = [
+    "Evidence",
+    "Preference",
+    "TaskState",
     "AuditEntry",
     "Authority",
     "Category",

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..model import AuditEntry, Fact, Identity, Profile, ProfileSection, Status
+from ..model import AuditEntry, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -101,6 +101,40 @@ class Store(ABC):
 
     @abstractmethod
     def audit_log(self, identity: Identity, *, limit: int = 100) -> list[AuditEntry]: ...
+
+    # -- runtime context: evidence, preferences, task state, traces -----------
+    @abstractmethod
+    def put_evidence(self, evidence: Evidence) -> None:
+        """Store a raw tool result or document whole; an existing id is kept as is."""
+
+    @abstractmethod
+    def get_evidence(self, identity: Identity, evidence_id: str) -> Evidence | None:
+        """The evidence if (tenant, user) owns it, else ``None``."""
+
+    @abstractmethod
+    def get_preferences(self, identity: Identity) -> list[Preference]:
+        """All of the user's preferences, expired and untrusted ones included (callers filter)."""
+
+    @abstractmethod
+    def put_preference(self, identity: Identity, pref: Preference, *, based_on: int) -> Preference:
+        """Write if the stored version still equals ``based_on`` (0: none yet), else
+        raise :class:`StaleWrite`. Returns the stored preference with its new version."""
+
+    @abstractmethod
+    def get_task(self, identity: Identity, task_id: str) -> TaskState | None: ...
+
+    @abstractmethod
+    def put_task(self, identity: Identity, task: TaskState, *, based_on: int) -> TaskState:
+        """Versioned like :meth:`put_preference`."""
+
+    @abstractmethod
+    def put_trace(self, identity: Identity, trace_id: str, created_at: datetime, payload: dict) -> None: ...
+
+    @abstractmethod
+    def get_trace(self, identity: Identity, trace_id: str) -> dict | None: ...
+
+    @abstractmethod
+    def list_traces(self, identity: Identity, *, limit: int = 20) -> list[dict]: ...
 
     # -- derived indexes and housekeeping -----------------------------------
     @abstractmethod

@@ -22,27 +22,30 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from ..clock import parse_time
-from ..errors import SchemaTooNew, StoreCorrupt, StoreError, StoreLocked
+from ..errors import SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
 from ..index.text import quote_term, segment_for_index
 from ..model import (
     AuditEntry,
     Authority,
     Category,
     Durability,
+    Evidence,
     Fact,
     FactScope,
     Identity,
     Kind,
+    Preference,
     Profile,
     ProfileSection,
     Provenance,
     SourceType,
     Status,
+    TaskState,
 )
 from .base import KeywordMatch, Progress, Store
 
@@ -128,6 +131,57 @@ MIGRATIONS: list[str] = [
     # 2: document frequencies of indexed terms, for query planning (a view, no data)
     """
     CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row');
+    """,
+    # 3: runtime context: evidence (cold, whole), preferences, task state, traces
+    """
+    CREATE TABLE evidence (
+        id          TEXT PRIMARY KEY,
+        tenant      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        agent       TEXT NOT NULL,
+        source      TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        observed_at TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE INDEX evidence_by_owner ON evidence(tenant, user_id, created_at);
+
+    CREATE TABLE preferences (
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        trusted    INTEGER NOT NULL,
+        source     TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        expires_at TEXT,
+        PRIMARY KEY (tenant, user_id, key)
+    );
+
+    CREATE TABLE task_states (
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        task_id    TEXT NOT NULL,
+        goal       TEXT NOT NULL,
+        criteria   TEXT NOT NULL DEFAULT '[]',
+        done       TEXT NOT NULL DEFAULT '[]',
+        missing    TEXT NOT NULL DEFAULT '[]',
+        version    INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (tenant, user_id, agent, task_id)
+    );
+
+    CREATE TABLE context_traces (
+        id         TEXT PRIMARY KEY,
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        payload    TEXT NOT NULL
+    );
+    CREATE INDEX traces_by_scope ON context_traces(tenant, user_id, agent, created_at);
     """,
 ]
 
@@ -535,6 +589,121 @@ class SQLiteStore(Store):
                     progress(done, total)
             self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
         return done
+
+    # -- evidence ---------------------------------------------------------
+    def put_evidence(self, evidence: Evidence) -> None:
+        with self.transaction():
+            i = evidence.identity
+            self._write(
+                "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (evidence.id, i.tenant, i.user, i.agent, evidence.source, evidence.content,
+                 _ts(evidence.observed_at), _ts(evidence.created_at)),
+            )
+
+    def get_evidence(self, identity: Identity, evidence_id: str) -> Evidence | None:
+        rows = self._read(
+            "SELECT id, agent, source, content, observed_at, created_at FROM evidence "
+            "WHERE id = ? AND tenant = ? AND user_id = ?",
+            (evidence_id, identity.tenant, identity.user),
+        )
+        if not rows:
+            return None
+        eid, agent, source, content, observed, created = rows[0]
+        return Evidence(eid, Identity(identity.tenant, identity.user, agent), source, content,
+                        parse_time(observed), parse_time(created))
+
+    # -- preferences --------------------------------------------------------
+    def get_preferences(self, identity: Identity) -> list[Preference]:
+        rows = self._read(
+            "SELECT key, value, trusted, source, version, updated_at, expires_at FROM preferences "
+            "WHERE tenant = ? AND user_id = ? ORDER BY key",
+            (identity.tenant, identity.user),
+        )
+        return [Preference(k, v, bool(t), src, ver, parse_time(at), parse_time(exp) if exp else None)
+                for k, v, t, src, ver, at, exp in rows]
+
+    def put_preference(self, identity: Identity, pref: Preference, *, based_on: int) -> Preference:
+        with self.transaction():
+            row = self._write(
+                "SELECT version FROM preferences WHERE tenant = ? AND user_id = ? AND key = ?",
+                (identity.tenant, identity.user, pref.key),
+            ).fetchone()
+            current = row[0] if row else 0
+            if current != based_on:
+                raise StaleWrite(
+                    f"preference {pref.key!r} is at version {current}; this write was based on version {based_on}",
+                    expected=based_on, current=current,
+                )
+            stored = replace(pref, version=current + 1)
+            self._write(
+                "INSERT INTO preferences VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, key) DO UPDATE "
+                "SET value = excluded.value, trusted = excluded.trusted, source = excluded.source, "
+                "version = excluded.version, updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+                (identity.tenant, identity.user, stored.key, stored.value, int(stored.trusted), stored.source,
+                 stored.version, _ts(stored.updated_at), _ts(stored.expires_at)),
+            )
+            return stored
+
+    # -- task state -----------------------------------------------------------
+    def get_task(self, identity: Identity, task_id: str) -> TaskState | None:
+        rows = self._read(
+            "SELECT goal, criteria, done, missing, version, updated_at FROM task_states "
+            "WHERE tenant = ? AND user_id = ? AND agent = ? AND task_id = ?",
+            (identity.tenant, identity.user, identity.agent, task_id),
+        )
+        if not rows:
+            return None
+        goal, criteria, done, missing, version, at = rows[0]
+        return TaskState(task_id, goal, tuple(json.loads(criteria)), tuple(json.loads(done)),
+                         tuple(json.loads(missing)), version, parse_time(at))
+
+    def put_task(self, identity: Identity, task: TaskState, *, based_on: int) -> TaskState:
+        with self.transaction():
+            row = self._write(
+                "SELECT version FROM task_states WHERE tenant = ? AND user_id = ? AND agent = ? AND task_id = ?",
+                (identity.tenant, identity.user, identity.agent, task.task_id),
+            ).fetchone()
+            current = row[0] if row else 0
+            if current != based_on:
+                raise StaleWrite(
+                    f"task {task.task_id!r} is at version {current}; this write was based on version {based_on}",
+                    expected=based_on, current=current,
+                )
+            stored = replace(task, version=current + 1)
+            self._write(
+                "INSERT INTO task_states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tenant, user_id, agent, task_id) DO UPDATE SET goal = excluded.goal, "
+                "criteria = excluded.criteria, done = excluded.done, missing = excluded.missing, "
+                "version = excluded.version, updated_at = excluded.updated_at",
+                (identity.tenant, identity.user, identity.agent, stored.task_id, stored.goal,
+                 json.dumps(list(stored.criteria), ensure_ascii=False), json.dumps(list(stored.done), ensure_ascii=False),
+                 json.dumps(list(stored.missing), ensure_ascii=False), stored.version, _ts(stored.updated_at)),
+            )
+            return stored
+
+    # -- context traces -------------------------------------------------------
+    def put_trace(self, identity: Identity, trace_id: str, created_at: datetime, payload: dict) -> None:
+        with self.transaction():
+            self._write(
+                "INSERT INTO context_traces VALUES (?, ?, ?, ?, ?, ?)",
+                (trace_id, identity.tenant, identity.user, identity.agent, _ts(created_at),
+                 json.dumps(payload, ensure_ascii=False)),
+            )
+
+    def get_trace(self, identity: Identity, trace_id: str) -> dict | None:
+        rows = self._read(
+            "SELECT payload FROM context_traces WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ?",
+            (trace_id, identity.tenant, identity.user, identity.agent),
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def list_traces(self, identity: Identity, *, limit: int = 20) -> list[dict]:
+        rows = self._read(
+            "SELECT payload FROM context_traces WHERE tenant = ? AND user_id = ? AND agent = ? "
+            "ORDER BY created_at DESC LIMIT ?",
+            (identity.tenant, identity.user, identity.agent, int(limit)),
+        )
+        return [json.loads(r[0]) for r in rows]
 
     def integrity_check(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]

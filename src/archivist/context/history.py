@@ -1,0 +1,288 @@
+"""History trimming (seed 004 §6). Pure but for the summarizer and the flush hook.
+
+Messages are grouped into *units*: an assistant message that calls tools together
+with the tool results answering it is one unit and is kept or dropped whole, so a
+tool call is never separated from its result. To fit a token budget:
+
+1. old tool results are cleared first, oldest first: the body becomes a stub that
+   keeps the evidence id (``metadata.evidence_id``, else the tool call id), so the
+   full result can be read back from the evidence store;
+2. then the oldest units are dropped — never the original goal (the first user
+   message, or one marked ``metadata.goal``), never the newest unit, never an
+   unfinished tool call (a call whose results are not all there yet);
+3. the dropped messages go to the flush hook *before* they are dropped, and a
+   summary of them (pluggable; deterministic offline) takes their place, carrying
+   its source message range, generation time, summarizer name and version.
+
+Token counts are real: each message is its content plus a per-message overhead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from ..pipeline.filtering import _ROLE_ALIASES, _get, _text_of, message_id
+from ..tokens import TokenCounter
+
+MESSAGE_OVERHEAD = 4  # role and separators per chat message (OpenAI chat format)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMessage:
+    """A message as the model view carries it."""
+
+    id: str
+    role: str  # user | assistant | tool | system
+    content: str
+    tool_calls: tuple[dict, ...] = ()
+    tool_call_id: str | None = None
+    evidence_id: str | None = None
+    goal: bool = False
+
+    def as_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.get("id"), "type": "function",
+                 "function": {"name": c.get("name"), "arguments": json.dumps(c.get("args", {}), ensure_ascii=False)}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+def to_history_message(raw: Any, index: int) -> HistoryMessage:
+    role_raw = _get(raw, "role") or _get(raw, "type") or ""
+    role = _ROLE_ALIASES.get(str(role_raw).lower(), "user")
+    content = _text_of(_get(raw, "content")) or ""
+    meta: dict[str, Any] = {}
+    for name in ("metadata", "additional_kwargs"):
+        value = _get(raw, name)
+        if isinstance(value, dict):
+            meta.update(value)
+    calls = tuple(dict(c) for c in (_get(raw, "tool_calls") or meta.get("tool_calls") or []))
+    raw_id = _get(raw, "id")
+    mid = str(raw_id) if raw_id not in (None, "") else message_id(role, content, index)
+    call_id = _get(raw, "tool_call_id")
+    evidence = meta.get("evidence_id") or (str(call_id) if call_id else None)
+    return HistoryMessage(mid, role, content, calls, str(call_id) if call_id else None, evidence, bool(meta.get("goal")))
+
+
+@dataclass(slots=True)
+class Unit:
+    """Messages that live or die together (a tool call and its results, or one message)."""
+
+    messages: list[HistoryMessage]
+    unfinished: bool = False
+
+    @property
+    def is_tool_exchange(self) -> bool:
+        return bool(self.messages[0].tool_calls)
+
+
+def group_units(messages: Sequence[HistoryMessage]) -> list[Unit]:
+    units: list[Unit] = []
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        if m.role == "assistant" and m.tool_calls:
+            wanted = {c.get("id") for c in m.tool_calls}
+            unit = Unit([m])
+            j = i + 1
+            while j < len(messages) and messages[j].role == "tool" and messages[j].tool_call_id in wanted:
+                unit.messages.append(messages[j])
+                j += 1
+            unit.unfinished = {x.tool_call_id for x in unit.messages[1:]} != wanted
+            units.append(unit)
+            i = j
+        else:
+            units.append(Unit([m]))
+            i += 1
+    return units
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    text: str
+    first_message_id: str
+    last_message_id: str
+    message_count: int
+    generated_at: datetime
+    summarizer: str
+    version: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "source_range": [self.first_message_id, self.last_message_id],
+            "message_count": self.message_count,
+            "generated_at": self.generated_at.isoformat(),
+            "summarizer": self.summarizer,
+            "version": self.version,
+        }
+
+
+class Summarizer(Protocol):
+    name: str
+    version: str
+
+    def summarize(self, messages: Sequence[HistoryMessage], *, max_tokens: int, counter: TokenCounter) -> str: ...
+
+
+class StructuredSummarizer:
+    """Offline and deterministic: who asked what, which tools ran, what was answered —
+    each line cut to fit, the user's words first. It never turns a question or a
+    hypothesis into a finding: lines say who said it."""
+
+    name = "structured"
+    version = "1"
+
+    def summarize(self, messages: Sequence[HistoryMessage], *, max_tokens: int, counter: TokenCounter) -> str:
+        lines = [f"Earlier conversation ({len(messages)} messages, summarised):"]
+        for m in messages:
+            if m.role == "tool":
+                lines.append(f"- tool result {m.tool_call_id or m.id} (evidence {m.evidence_id or m.id})")
+            elif m.tool_calls:
+                names = ", ".join(str(c.get("name")) for c in m.tool_calls)
+                lines.append(f"- assistant called {names}")
+            elif m.content.strip():
+                who = {"user": "user said", "assistant": "assistant said", "system": "system"}.get(m.role, m.role)
+                lines.append(f"- {who}: {' '.join(m.content.split())[:160]}")
+        text = "\n".join(lines)
+        while lines and counter.count(text) > max_tokens:
+            lines.pop()
+            text = "\n".join(lines)
+        return text
+
+
+class ChatModelSummarizer:
+    """Summaries by any LangChain chat model (``invoke(messages) -> AIMessage``)."""
+
+    name = "chat_model"
+    version = "1"
+    PROMPT = (
+        "Summarise the conversation below for the assistant's own later use. Keep who said what; "
+        "keep questions as questions and hypotheses as hypotheses; keep ids of tool results and "
+        "every open item. Reply with the summary only, at most {max_tokens} tokens."
+    )
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = f"chat_model:{getattr(model, 'model_name', None) or type(model).__name__}"
+
+    def summarize(self, messages: Sequence[HistoryMessage], *, max_tokens: int, counter: TokenCounter) -> str:
+        transcript = "\n".join(f"[{m.id}] {m.role}: {m.content}" for m in messages)
+        reply = self.model.invoke(
+            [{"role": "system", "content": self.PROMPT.format(max_tokens=max_tokens)},
+             {"role": "user", "content": transcript}]
+        )
+        text = _text_of(getattr(reply, "content", reply)) or ""
+        return StructuredSummarizer().summarize(messages, max_tokens=max_tokens, counter=counter) \
+            if counter.count(text) > max_tokens else text
+
+
+FlushHook = Callable[[list[HistoryMessage]], None]
+
+
+@dataclass
+class TrimResult:
+    messages: list[HistoryMessage]
+    tokens: int
+    cleared: list[str] = field(default_factory=list)  # ids of tool results replaced by stubs
+    dropped: list[str] = field(default_factory=list)  # ids of messages removed
+    summary: Summary | None = None
+    protected_ids: list[str] = field(default_factory=list)
+
+
+def stub_for(m: HistoryMessage) -> HistoryMessage:
+    ref = m.evidence_id or m.tool_call_id or m.id
+    return HistoryMessage(m.id, m.role, f"[tool result cleared to save space; evidence id: {ref}]",
+                          m.tool_calls, m.tool_call_id, m.evidence_id, m.goal)
+
+
+def message_tokens(m: HistoryMessage, counter: TokenCounter) -> int:
+    extra = counter.count(json.dumps(list(m.tool_calls), ensure_ascii=False)) if m.tool_calls else 0
+    return counter.count(m.content) + extra + MESSAGE_OVERHEAD
+
+
+def protected_units(units: Sequence[Unit]) -> set[int]:
+    """Indices never dropped: the goal, the newest unit, unfinished tool calls."""
+    keep = {i for i, u in enumerate(units) if u.unfinished or any(m.goal for m in u.messages)}
+    if not any(m.goal for u in units for m in u.messages):
+        first_user = next((i for i, u in enumerate(units) if u.messages[0].role == "user"), None)
+        if first_user is not None:
+            keep.add(first_user)
+    if units:
+        keep.add(len(units) - 1)
+    return keep
+
+
+def trim_history(
+    messages: Sequence[HistoryMessage],
+    budget: int,
+    *,
+    counter: TokenCounter,
+    now: datetime,
+    summarizer: Summarizer | None = None,
+    summary_tokens: int = 200,
+    flush: FlushHook | None = None,
+    strict: bool = False,
+) -> TrimResult:
+    """Fit ``messages`` into ``budget`` tokens (see the module docstring for the order).
+    ``strict`` keeps only unfinished tool calls (for when the goal and the newest
+    turn do not fit either)."""
+    units = group_units(messages)
+    keep = {i for i, u in enumerate(units) if u.unfinished} if strict else protected_units(units)
+    cost = {id(m): message_tokens(m, counter) for u in units for m in u.messages}
+    total = sum(cost.values())
+    result = TrimResult([], 0, protected_ids=[m.id for i in sorted(keep) for m in units[i].messages])
+
+    # 1. clear old tool results, oldest first (the newest unit keeps its results)
+    for unit in units[:-1]:
+        if total <= budget:
+            break
+        if not unit.is_tool_exchange or unit.unfinished:
+            continue
+        for j, m in enumerate(unit.messages[1:], start=1):
+            stub = stub_for(m)
+            saved = cost[id(m)] - message_tokens(stub, counter)
+            if saved > 0:
+                unit.messages[j] = stub
+                cost[id(stub)] = cost.pop(id(m)) - saved
+                total -= saved
+                result.cleared.append(m.id)
+
+    # 2. drop the oldest droppable units
+    dropped: list[HistoryMessage] = []
+    alive = list(range(len(units)))
+    for i in range(len(units)):
+        if total <= budget:
+            break
+        if i in keep:
+            continue
+        for m in units[i].messages:
+            total -= cost[id(m)]
+            dropped.append(next(o for o in messages if o.id == m.id))
+        alive.remove(i)
+
+    kept = [m for i in alive for m in units[i].messages]
+    if dropped:
+        if flush is not None:
+            flush(list(dropped))  # before they are gone
+        result.dropped = [m.id for m in dropped]
+        if summarizer is not None:
+            room = min(summary_tokens, budget - total - MESSAGE_OVERHEAD)
+            if room > 20:
+                text = summarizer.summarize(dropped, max_tokens=room, counter=counter)
+                if text:
+                    result.summary = Summary(text, dropped[0].id, dropped[-1].id, len(dropped), now,
+                                             summarizer.name, summarizer.version)
+                    total += counter.count(text) + MESSAGE_OVERHEAD
+    result.messages = kept
+    result.tokens = total
+    return result
