@@ -257,11 +257,14 @@ def trim_history(
                 total -= saved
                 result.cleared.append(m.id)
 
-    # 2. drop the oldest droppable units
+    # 2. drop the oldest droppable units, making room for their summary as well
     dropped: list[HistoryMessage] = []
     alive = list(range(len(units)))
+    target = budget
+    if total > budget and summarizer is not None:
+        target = budget - min(summary_tokens, budget // 4)
     for i in range(len(units)):
-        if total <= budget:
+        if total <= target:
             break
         if i in keep:
             continue
