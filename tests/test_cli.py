@@ -65,3 +65,31 @@ def test_corrupt_store_is_reported_cleanly(tmp_path):
     bad.write_bytes(b"garbage" * 1000)
     proc = cli("facts", "--user", "a", "--db", str(bad), check=False)
     assert proc.returncode == 1 and "not a valid archivist database" in proc.stderr
+
+
+def test_context_on_the_demo_store_and_trace_show(tmp_path):
+    db = str(tmp_path / "demo.db")
+    assert "store kept at" in cli("demo", "--db", db).stdout
+    data = json.loads(cli("context", "--db", db, "--user", "alice", "--query", "怎么用中文解释技术问题",
+                          "--budget", "1500", "--json").stdout)
+    system = data["messages"][0]["content"]
+    assert "用户偏好用中文解释技术问题" in system and "language: 中文" in system
+    assert data["tokens"] <= 1000 and data["trace"]["available"] == 1000
+    trace_id = data["trace"]["id"]
+    shown = json.loads(cli("trace", "show", trace_id, "--db", db, "--user", "alice", "--json").stdout)
+    assert shown["id"] == trace_id and shown["entries"]
+    listed = json.loads(cli("trace", "list", "--db", db, "--user", "alice", "--json").stdout)
+    assert [t["id"] for t in listed] == [trace_id]
+    readable = cli("context", "--db", db, "--user", "alice", "--query", "中文", "--budget", "1500").stdout
+    assert "model view" in readable and "selected" in readable
+    missing = cli("trace", "show", trace_id, "--db", db, "--user", "bob", check=False)
+    assert missing.returncode == 1 and "no context trace" in missing.stderr
+
+
+def test_context_budget_errors_are_one_line(tmp_path):
+    proc = cli("context", "--db", str(tmp_path / "m.db"), "--user", "a", "--query", "q", "--budget", "100",
+               "--reserve", "200", check=False)
+    assert proc.returncode == 1 and "reserve" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("context", "--db", str(tmp_path / "m.db"), "--user", "a", "--query", "q", "--budget", "60",
+               "--reserve", "0", "--system", "rule " * 200, check=False)
+    assert proc.returncode == 1 and "protected zone" in proc.stderr

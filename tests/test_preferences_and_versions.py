@@ -120,3 +120,10 @@ def test_two_interleaved_writers_on_one_file(db_path, clock):
         task = mem.scope(user="alice").task("t")
         winner = next(n for n, o in outcomes.items() if o == "written")
         assert task.version == 2 and task.done == (f"step by {winner}",)
+
+
+def test_a_request_that_agrees_with_the_preference_does_not_override_it(mem):
+    s = mem.scope(user="alice")
+    s.set_preference("language", "中文")
+    view = s.context("请用中文解释一下 MVCC")
+    assert next(e.reason for e in view.trace.entries if e.id == "pref:language") == "selected"

@@ -53,11 +53,14 @@ def _print_json(data: Any) -> None:
 
 
 @app.command()
-def demo(as_json: JsonOption = False) -> None:
+def demo(
+    as_json: JsonOption = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="Keep the demo store here (must not exist).")] = None,
+) -> None:
     """Run the offline demo on a temporary store (no model, no network)."""
     from .demo import run_demo
 
-    result = run_demo()
+    result = run_demo(db)
     if as_json:
         public = {k: result[k] for k in ("filtered_roles", "candidates", "saved", "rejected", "search",
                                          "other_user_search", "auto", "tool")}
@@ -78,6 +81,8 @@ def demo(as_json: JsonOption = False) -> None:
     out.print(result["auto"]["text"], markup=False, highlight=False)
     out.rule(f"tool mode ({result['tool']['tokens']} tokens)")
     out.print(result["tool"]["text"], markup=False, highlight=False)
+    if db:
+        out.print(f"\nstore kept at {db}; try: archivist context --db {db} --user alice --query 中文解释")
 
 
 @app.command()
@@ -191,6 +196,95 @@ def reindex(db: DbOption = None) -> None:
         task = progress.add_task("reindexing", total=None)
         count = mem.reindex(progress=lambda done, total: progress.update(task, completed=done, total=total))
     out.print(f"reindexed {count} facts")
+
+
+@app.command()
+def context(
+    user: UserOption,
+    query: Annotated[str, typer.Option("--query", "-q", help="The current request.")],
+    budget: Annotated[int, typer.Option(help="Token budget of the call, output reserve included.")] = 4000,
+    reserve: Annotated[int, typer.Option(help="Tokens kept free for the model's reply.")] = 500,
+    system: Annotated[str, typer.Option(help="System instructions (protected).")] = "You are a helpful assistant.",
+    task: Annotated[Optional[str], typer.Option("--task", help="Task id whose goal and state to include.")] = None,
+    evidence: Annotated[Optional[list[str]], typer.Option("--evidence", help="Evidence id to include (repeatable).")] = None,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Assemble the model view for one call and show what was chosen, dropped and why."""
+    with _open(db) as mem:
+        view = mem.scope(tenant, user, agent).context(
+            query, budget=budget, reserve=reserve, system=system, task_id=task, evidence=evidence or []
+        )
+    if as_json:
+        _print_json({"messages": view.to_messages(), "tools": view.tools, "tokens": view.tokens,
+                     "trace": view.trace.as_dict()})
+        return
+    out.rule(f"model view ({view.tokens} of {budget - reserve} tokens; trace {view.trace.id})")
+    for message in view.to_messages():
+        out.print(f"[bold]{message['role']}[/bold]")
+        out.print(message["content"], markup=False, highlight=False)
+    _trace_table(view.trace.as_dict())
+
+
+def _trace_table(trace: dict) -> None:
+    totals = Table("section", "tokens", title=f"budget {trace['budget']} − reserve {trace['reserve']} = "
+                   f"{trace['available']}; used {trace['total_tokens']}; prefix {trace['prefix_hash'][:12]}")
+    for name, tokens in trace["sections"].items():
+        totals.add_row(name, str(tokens))
+    out.print(totals)
+    table = Table("section", "id", "source", "tokens", "selected", "reason", "detail")
+    for e in trace["entries"]:
+        table.add_row(e["section"], e["id"], e["source"], str(e["tokens"]), "yes" if e["selected"] else "no",
+                      e["reason"], e.get("detail") or "")
+    out.print(table)
+    for f in trace.get("failures") or []:
+        err.print(f"source {f['source']} failed: {f['error']}", markup=False, highlight=False)
+
+
+trace_app = typer.Typer(help="Stored context traces.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
+
+
+@trace_app.command("show")
+def trace_show(
+    trace_id: str,
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Show one stored context trace."""
+    with _open(db) as mem:
+        trace = mem.scope(tenant, user, agent).trace(trace_id)
+    if as_json:
+        _print_json(trace)
+    else:
+        out.print(f"trace {trace['id']} at {trace['created_at']} for query {trace['query']!r}", markup=False)
+        _trace_table(trace)
+
+
+@trace_app.command("list")
+def trace_list(
+    user: UserOption,
+    limit: int = 20,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """List recent context traces of a scope."""
+    with _open(db) as mem:
+        traces = mem.scope(tenant, user, agent).traces(limit)
+    if as_json:
+        _print_json([{k: t[k] for k in ("id", "created_at", "query", "total_tokens", "budget")} for t in traces])
+        return
+    table = Table("id", "created", "tokens", "budget", "query")
+    for t in traces:
+        table.add_row(t["id"], t["created_at"], str(t["total_tokens"]), str(t["budget"]), t["query"])
+    out.print(table)
 
 
 def main() -> None:

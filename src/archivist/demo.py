@@ -53,11 +53,16 @@ CANDIDATES_2: list[dict[str, Any]] = [
 ]
 
 
-def run_demo(directory: str | Path | None = None) -> dict[str, Any]:
-    """Run the scenario in ``directory`` (a temporary one by default) and return the
-    summary that ``archivist demo --json`` prints."""
+def run_demo(db: str | Path | None = None) -> dict[str, Any]:
+    """Run the scenario on the store ``db`` (a temporary one by default) and return the
+    summary that ``archivist demo --json`` prints. A kept store also gets a standing
+    preference, so that ``archivist context`` has something to show."""
     with tempfile.TemporaryDirectory(prefix="archivist-demo-") as tmp:
-        path = Path(directory or tmp) / "memory.db"
+        path = Path(db) if db else Path(tmp) / "memory.db"
+        if path.exists():
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"{path} exists; the demo only writes a new store")
         mem = Memory.open(path)
         alice = mem.scope(tenant="default", user=USER, agent="default")
         first = alice.apply(CANDIDATES_1, TURN_1, thread_id="t1", profile_updates=PROFILE_1)
@@ -85,5 +90,7 @@ def run_demo(directory: str | Path | None = None) -> dict[str, Any]:
             "auto": {"tokens": auto.tokens, "text": auto.text},
             "tool": {"tokens": tool.tokens, "text": tool.text},
         }
+        if db:
+            alice.set_preference("language", "中文", source="user")
         mem.close()
         return summary

@@ -508,7 +508,8 @@ class Assembler:
             return "low_confidence", f"confidence {item.confidence:.2f} < {self.min_confidence:.2f}"
         if item.section == "preferences":
             for o in overrides:
-                if item.meta.get("key") in o.keys:
+                same = str(item.meta.get("value", "")).casefold() == o.value.casefold()
+                if item.meta.get("key") in o.keys and not same:
                     return "overridden", f"the current request asks for {o.value!r} ({o.phrase!r})"
         folded = " ".join(item.text.split()).casefold()
         if item.section in ("memory", "preferences", "reference") and folded in seen:
@@ -674,7 +675,7 @@ def _outcome(fn: Callable[[], list[Item]]) -> tuple[list[Item], BaseException | 
 def preference_item(pref: Preference, owner: Identity) -> Item:
     text = f"- {escape(pref.key)}: {escape(pref.value)}"
     return Item("preferences", f"pref:{pref.key}", f"preference:{pref.source}", text, score=1.0, owner=owner,
-                expires_at=pref.expires_at, trusted=pref.trusted, meta={"key": pref.key, "version": pref.version})
+                expires_at=pref.expires_at, trusted=pref.trusted, meta={"key": pref.key, "value": pref.value, "version": pref.version})
 
 
 def task_item(task: TaskState, owner: Identity) -> Item:
