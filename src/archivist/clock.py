@@ -42,4 +42,5 @@ def ensure_utc(value: datetime) -> datetime:
 
 
 def parse_time(text: str) -> datetime:
-    return ensure_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return value if value.tzinfo is UTC else ensure_utc(value)

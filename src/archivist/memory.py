@@ -211,7 +211,7 @@ class _ContextMixin:
         req = ContextRequest(query=query, **request)
         asm = assembler or self.assembler()
         failures: list[dict[str, str]] = []
-        sources = build_sources(self, req, excerpt_tokens=asm.excerpt_tokens, persist_evidence=persist_evidence,
+        sources = build_sources(self, req, persist_evidence=persist_evidence,
                                 failures=failures)
         view = asm.assemble(self.identity, req, sources)
         view.trace.failures.extend(failures)

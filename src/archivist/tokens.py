@@ -27,7 +27,28 @@ _env_lock = threading.Lock()
 
 
 class TokenCounter(Protocol):
+    """Counts tokens. May also offer ``truncate(text, max_tokens) -> (prefix, total)``
+    for a one-pass cut; without it archivist cuts by binary search on ``count``."""
+
     def count(self, text: str) -> int: ...
+
+
+def truncate(counter: TokenCounter, text: str, max_tokens: int) -> tuple[str, int]:
+    """The longest prefix within ``max_tokens``, and the whole text's token count."""
+    fast = getattr(counter, "truncate", None)
+    if fast is not None:
+        return fast(text, max_tokens)
+    total = counter.count(text)
+    if total <= max_tokens:
+        return text, total
+    lo, hi, best = 0, len(text), 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if counter.count(text[:mid]) <= max_tokens:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return text[:best], total
 
 
 def _cache_dir() -> Path:
@@ -100,6 +121,15 @@ class TiktokenCounter:
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode(text, disallowed_special=()))
+
+    def truncate(self, text: str, max_tokens: int) -> tuple[str, int]:
+        """The longest prefix of ``text`` within ``max_tokens`` (cut on a token boundary,
+        never inside a character), and the token count of the whole text. One encode."""
+        tokens = self._encoding.encode(text, disallowed_special=())
+        if len(tokens) <= max_tokens:
+            return text, len(tokens)
+        head = self._encoding.decode_bytes(tokens[: max(0, max_tokens)])
+        return head.decode("utf-8", errors="ignore"), len(tokens)
 
     def __repr__(self) -> str:
         return f"TiktokenCounter({self.name!r})"

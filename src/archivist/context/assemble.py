@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,7 @@ from ..errors import ArchivistError, ContextOverflow, InvalidBudget, InvalidInpu
 from ..index.text import query_terms
 from ..model import Identity, Preference, TaskState, new_id
 from ..pipeline.filtering import MessageFilter
-from ..tokens import TokenCounter
+from ..tokens import TokenCounter, truncate
 from .history import (
     MESSAGE_OVERHEAD,
     HistoryMessage,
@@ -57,6 +58,7 @@ SECTIONS = (
 PROTECTED = frozenset({"system", "tools", "request", "goal"})
 DEFAULT_PRIORITY = SECTIONS  # packing order; the protected ones always go first
 REPLY_PRIMING = 3  # tokens every chat completion adds for the assistant's reply
+MIN_ITEM_TOKENS = 8  # below this much room no item can fit: the rest are not even counted
 
 
 # ----------------------------------------------------------------- inputs
@@ -114,10 +116,13 @@ class TraceEntry:
     reason: str
     score: dict[str, float] | None = None
     detail: str | None = None
+    estimated: bool = False  # tokens estimated: the budget was spent before this item was reached
 
     def as_dict(self) -> dict[str, Any]:
         out = {"section": self.section, "id": self.id, "source": self.source, "tokens": self.tokens,
                "selected": self.selected, "reason": self.reason}
+        if self.estimated:
+            out["tokens_estimated"] = True
         if self.score is not None:
             out["score"] = self.score
         if self.detail:
@@ -305,7 +310,13 @@ def check_text(value: Any, what: str) -> str:
 
 # --------------------------------------------------------------- the assembler
 
-Source = Callable[[], list[Item]]
+Source = Callable[[], list[Item]]  # set ``fn.io = True`` on sources that wait on I/O: they run concurrently
+
+
+def io_source(fn: Source) -> Source:
+    """Mark a source as doing I/O (a store, a remote service)."""
+    fn.io = True  # type: ignore[attr-defined]
+    return fn
 
 
 class Assembler:
@@ -383,12 +394,15 @@ class Assembler:
         # 2. fetch, concurrently where sources do I/O; a failing source degrades to nothing
         fetched: dict[str, list[Item]] = {}
         wanted = {name: fn for name, fn in sources.items() if name in planned}
-        if self.concurrent and len(wanted) > 1:
-            with ThreadPoolExecutor(max_workers=min(4, len(wanted))) as pool:
-                futures = {name: pool.submit(fn) for name, fn in wanted.items()}
-                results = {name: _outcome(f.result) for name, f in futures.items()}
-        else:
-            results = {name: _outcome(fn) for name, fn in wanted.items()}
+        doing_io = [name for name, fn in wanted.items() if getattr(fn, "io", False)]
+        results: dict[str, tuple[list[Item], BaseException | None]] = {}
+        if self.concurrent and len(doing_io) > 1:
+            pool = _pool()
+            futures = {name: pool.submit(_outcome, wanted[name]) for name in doing_io}
+            results = {name: f.result() for name, f in futures.items()}
+        for name, fn in wanted.items():
+            if name not in results:
+                results[name] = _outcome(fn)
         for name, (items, error) in results.items():
             if error is not None:
                 failures.append({"source": name, "error": f"{type(error).__name__}: {error}"})
@@ -452,10 +466,16 @@ class Assembler:
                 remaining -= used
                 continue
             for item in sorted(fetched.get(section, []), key=lambda it: -it.score):
+                if remaining < MIN_ITEM_TOKENS:
+                    entries.append(TraceEntry(section, item.id, item.source,
+                                              estimate_tokens(item.text or item.meta.get("content", "")), False,
+                                              "budget", item.breakdown, estimated=True))
+                    continue
                 cost = self._fit(item, section, remaining, header_cost, chosen)
                 if cost is None:
-                    entries.append(TraceEntry(section, item.id, item.source, self.count(item.text), False,
-                                              "budget", item.breakdown))
+                    tokens = self.count(item.text) if item.text else estimate_tokens(item.meta.get("content", ""))
+                    entries.append(TraceEntry(section, item.id, item.source, tokens, False, "budget",
+                                              item.breakdown, estimated=not item.text))
                     continue
                 remaining -= cost
                 chosen[section].append(item)
@@ -528,39 +548,36 @@ class Assembler:
     def _fit(self, item: Item, section: str, remaining: int, header_cost: dict[str, int],
              chosen: dict[str, list[Item]]) -> int | None:
         """Tokens the item adds (its block header on first use), or None if it cannot fit."""
-        first = not chosen[section]
         head = 0
-        if first:
+        if not chosen[section]:
             opening, closing = _BLOCK[section]
             head = header_cost.setdefault(section, self.count(opening) + self.count(closing) + 2)
+        if "content" in item.meta and section in ("evidence", "reference"):
+            return item.tokens + head if self._fit_excerpt(item, remaining - head) else None
         item.tokens = self.count(item.text) + 1  # its line break
-        if item.tokens + head <= remaining:
-            return item.tokens + head
-        if section == "evidence":  # the excerpt goes before the reference does
-            shrunk = self._shrink_evidence(item, remaining - head)
-            if shrunk is not None:
-                return shrunk + head
-        return None
+        return item.tokens + head if item.tokens + head <= remaining else None
 
-    def _shrink_evidence(self, item: Item, room: int) -> int | None:
-        full = item.meta["content"]
-        bare = render_evidence(item.meta, "")
-        if self.count(bare) + 1 > room:
-            return None
-        lo, hi = 0, len(full)
-        best = 0
-        while lo <= hi:  # the longest prefix whose line fits
-            mid = (lo + hi) // 2
-            excerpt = full[:mid] + ("…" if mid < len(full) else "")
-            if self.counter.count(render_evidence(item.meta, excerpt)) + 1 <= room:
-                best, lo = mid, mid + 1
-            else:
-                hi = mid - 1
-        excerpt = full[:best] + ("…" if 0 < best < len(full) else "")
+    def _fit_excerpt(self, item: Item, room: int) -> bool:
+        """Render an evidence line whose excerpt is as long as ``excerpt_tokens`` and the
+        room allow: the excerpt shrinks before the reference (id, source, time) goes.
+        One encode of the content; JSON escapes are allowed for with a small slack."""
+        wrapper = self.count(render_evidence(item.meta, "")) + 1
+        content = item.meta["content"]
+        limit = min(self.excerpt_tokens, room - wrapper - 3)
+        if limit < 0:
+            return False
+        excerpt, total = truncate(self.counter, content, limit)
+        cut = len(excerpt) < len(content)
+        if cut:
+            excerpt = excerpt.rstrip() + "…"
+            if limit < self.excerpt_tokens:
+                item.meta["note"] = f"excerpt shortened to {len(excerpt) - 1} of {len(content)} characters to fit"
+        slack = 2 + sum(excerpt.count(ch) for ch in '\n"\\')
         item.text = render_evidence(item.meta, excerpt)
-        item.tokens = self.count(item.text) + 1
-        item.meta["note"] = f"excerpt shortened to {best} of {len(full)} characters to fit"
-        return item.tokens
+        item.tokens = wrapper + min(total, limit) + slack
+        if item.tokens > room:  # heavy escaping: count exactly
+            item.tokens = self.count(item.text) + 1
+        return item.tokens <= room
 
     def _pack_history(self, history: list[HistoryMessage], remaining: int, paid: int, now: datetime,
                       entries: list[TraceEntry]):
@@ -572,9 +589,6 @@ class Assembler:
         unfinished = {m.id for u in group_units(history) if u.unfinished for m in u.messages}
         room = max(0, remaining) + paid
         result = trim_history(history, room, counter=self, now=now, summarizer=self.summarizer, flush=self.flush)
-        if result.tokens > room:
-            result = trim_history(history, room, counter=self, now=now, summarizer=self.summarizer,
-                                  flush=self.flush, strict=True)
         for m in history:
             if m.id in result.dropped:
                 detail = "older turn dropped; summarised" if result.summary else "older turn dropped"
@@ -621,21 +635,24 @@ class Assembler:
         system_message = "\n\n".join([prefix, *(text for _, text in blocks)]) if prefix else \
             "\n\n".join(text for _, text in blocks)
         messages = trimmed.messages if trimmed is not None else history
-        tokens = (self.count(system_message) + MESSAGE_OVERHEAD
-                  + sum(self.count(m.content) + MESSAGE_OVERHEAD + (self.count(json.dumps(list(m.tool_calls), ensure_ascii=False)) if m.tool_calls else 0) for m in messages)
-                  + self.count(query) + MESSAGE_OVERHEAD + REPLY_PRIMING
-                  + (self.count(tools_text) if tools_text else 0))
+        history_tokens = sum(self.count(m.content) + MESSAGE_OVERHEAD
+                             + (self.count(json.dumps(list(m.tool_calls), ensure_ascii=False)) if m.tool_calls else 0)
+                             for m in messages)
+        tools_tokens = self.count(tools_text) if tools_text else 0
+        tokens = (self.counter.count(system_message) + MESSAGE_OVERHEAD + history_tokens
+                  + self.count(query) + MESSAGE_OVERHEAD + REPLY_PRIMING + tools_tokens)
         sections = [Section("system", system, self.count(system) if system else 0, ["system"])]
         if tools_text:
-            sections.append(Section("tools", tools_text, self.count(tools_text), [t.get("name", "?") for t in tools]))
+            sections.append(Section("tools", tools_text, tools_tokens, [t.get("name", "?") for t in tools]))
         if profile_items:
-            sections.append(Section("profile", prefix_parts[-1], self.count(prefix_parts[-1]),
+            sections.append(Section("profile", prefix_parts[-1], sum(it.tokens for it in profile_items),
                                     [it.id for it in profile_items]))
         for name, text in blocks:
-            sections.append(Section(name, text, self.count(text), [it.id for it in chosen.get(name, [])]))
+            items = chosen.get(name, [])
+            size = sum(it.tokens for it in items) if items else self.count(text)
+            sections.append(Section(name, text, size, [it.id for it in items]))
         if messages:
-            sections.append(Section("history", "", sum(self.count(m.content) + MESSAGE_OVERHEAD for m in messages),
-                                    [m.id for m in messages]))
+            sections.append(Section("history", "", history_tokens, [m.id for m in messages]))
         sections.append(Section("request", query, self.count(query), ["request"]))
         prefix_hash = hashlib.sha256((prefix + "\x00" + tools_text).encode("utf-8")).hexdigest()
         trace = ContextTrace(
@@ -658,6 +675,26 @@ def check_text_message(m: Any, index: int) -> Any:
     if isinstance(content, (str, bytes)):
         check_text(content, f"history message {index}")
     return m
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One small pool for source fetches, shared by every assembler in the process."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="archivist-sources")
+    return _POOL
+
+
+_CJK_CHAR = re.compile("[\u3040-\u9fff\uac00-\ud7af]")
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap estimate for items never reached: one per CJK character, one per four others."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
 
 
 def _outcome(fn: Callable[[], list[Item]]) -> tuple[list[Item], BaseException | None]:
@@ -689,17 +726,7 @@ def task_item(task: TaskState, owner: Identity) -> Item:
                 meta={"task": task, "version": task.version})
 
 
-def evidence_item(meta: dict[str, Any], owner: Identity | None, excerpt_tokens: int, counter: TokenCounter) -> Item:
-    content = meta["content"]
-    excerpt = content
-    if counter.count(content) > excerpt_tokens:  # a bounded excerpt, cut on a character boundary
-        lo, hi, best = 0, len(content), 0
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if counter.count(content[:mid]) <= excerpt_tokens:
-                best, lo = mid, mid + 1
-            else:
-                hi = mid - 1
-        excerpt = content[:best] + "…"
-    return Item("evidence", meta["id"], f"evidence:{meta['source']}", render_evidence(meta, excerpt),
-                score=meta.get("score", 0.0), owner=owner, meta=dict(meta))
+def evidence_item(meta: dict[str, Any], owner: Identity | None, section: str = "evidence") -> Item:
+    """An evidence (or reference) candidate; its excerpt is cut when it is packed."""
+    return Item(section, meta["id"], f"{section}:{meta['source']}", "", score=meta.get("score", 0.0), owner=owner,
+                meta=dict(meta))

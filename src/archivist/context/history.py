@@ -238,6 +238,8 @@ def trim_history(
     turn do not fit either)."""
     units = group_units(messages)
     keep = {i for i, u in enumerate(units) if u.unfinished} if strict else protected_units(units)
+    originals = {m.id: m for m in messages}
+    order = {m.id: n for n, m in enumerate(messages)}
     cost = {id(m): message_tokens(m, counter) for u in units for m in u.messages}
     total = sum(cost.values())
     result = TrimResult([], 0, protected_ids=[m.id for i in sorted(keep) for m in units[i].messages])
@@ -257,21 +259,24 @@ def trim_history(
                 total -= saved
                 result.cleared.append(m.id)
 
-    # 2. drop the oldest droppable units, making room for their summary as well
+    # 2. drop the oldest droppable units, making room for their summary as well; if that
+    #    is not enough, the goal and the newest turn go too (oldest first) — never an
+    #    unfinished tool call
     dropped: list[HistoryMessage] = []
     alive = list(range(len(units)))
     target = budget
     if total > budget and summarizer is not None:
         target = budget - min(summary_tokens, budget // 4)
-    for i in range(len(units)):
-        if total <= target:
-            break
-        if i in keep:
+    last_resort = [] if strict else [i for i in sorted(keep) if not units[i].unfinished]
+    order_of_drops = [(i, target) for i in range(len(units)) if i not in keep] + [(i, budget) for i in last_resort]
+    for i, goal_line in order_of_drops:
+        if total <= goal_line:
             continue
         for m in units[i].messages:
             total -= cost[id(m)]
-            dropped.append(next(o for o in messages if o.id == m.id))
+            dropped.append(originals[m.id])
         alive.remove(i)
+    dropped.sort(key=lambda m: order[m.id])
 
     kept = [m for i in alive for m in units[i].messages]
     if dropped:

@@ -20,6 +20,7 @@ from .assemble import (
     Source,
     check_text,
     evidence_item,
+    io_source,
     preference_item,
     task_item,
 )
@@ -55,13 +56,12 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     }
 
 
-def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens: int, persist_evidence: bool,
+def build_sources(scope: MemoryScope, request: ContextRequest, *, persist_evidence: bool,
                   failures: list[dict[str, str]]) -> dict[str, Source]:
     """Source callables for the assembler. Validation happens here, before any write."""
     identity = scope.identity
     store = scope.memory.store
     now = scope.memory.clock.now()
-    counter = scope.memory.token_counter
 
     inline = [parse_inline_evidence(e, i, now) for i, e in enumerate(request.evidence) if not isinstance(e, str)]
     by_id = [e for e in request.evidence if isinstance(e, str)]
@@ -73,6 +73,7 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens
             return Identity(str(owner.get("tenant", identity.tenant)), str(owner.get("user", "?")), identity.agent)
         return identity
 
+    @io_source
     def profile() -> list[Item]:
         labels = LABELS["en"]["sections"]
         sections = store.get_profile(identity).sections
@@ -82,9 +83,11 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens
             for i, name in enumerate(PROFILE_SECTIONS) if name in sections and sections[name].summary.strip()
         ]
 
+    @io_source
     def preferences() -> list[Item]:
         return [preference_item(p, identity) for p in store.get_preferences(identity)]
 
+    @io_source
     def memory() -> list[Item]:
         return [
             Item("memory", h.fact.id, f"memory:{h.fact.category.value}", f"- {escape(h.fact.content)}", score=h.score,
@@ -93,12 +96,14 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens
             for h in scope.search(request.query, k=request.memory_k)
         ]
 
+    @io_source
     def task_state() -> list[Item]:
         if not request.task_id:
             return []
         task = store.get_task(identity, request.task_id)
         return [task_item(task, identity)] if task else []
 
+    @io_source
     def evidence() -> list[Item]:
         items = []
         if persist_evidence and inline:
@@ -111,7 +116,7 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens
             except Exception as exc:  # the view still shows it; the trace says it was not kept
                 failures.append({"source": "evidence_store", "error": f"{type(exc).__name__}: {exc}"})
         for meta in inline:
-            items.append(evidence_item(meta, owner_of(meta), excerpt_tokens, counter))
+            items.append(evidence_item(meta, owner_of(meta)))
         for eid in by_id:
             found = store.get_evidence(identity, eid)
             if found is None:
@@ -119,17 +124,11 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, excerpt_tokens
                 continue
             meta = {"id": found.id, "source": found.source, "observed_at": found.observed_at.isoformat(),
                     "content": found.content}
-            items.append(evidence_item(meta, found.identity, excerpt_tokens, counter))
+            items.append(evidence_item(meta, found.identity))
         return items
 
     def reference() -> list[Item]:
-        out = []
-        for meta in references:
-            item = evidence_item(meta, owner_of(meta), excerpt_tokens, counter)
-            item.section = "reference"
-            item.source = f"reference:{meta['source']}"
-            out.append(item)
-        return out
+        return [evidence_item(meta, owner_of(meta), "reference") for meta in references]
 
     def project_rules() -> list[Item]:
         return [Item("project_rules", f"rule:{i}", "project_rules", f"- {escape(check_text(r, 'a project rule'))}",

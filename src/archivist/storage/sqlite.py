@@ -20,6 +20,7 @@ import math
 import sqlite3
 import threading
 import time
+from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -224,24 +225,35 @@ def _fact_params(f: Fact) -> tuple:
     )
 
 
+_ENUMS = {
+    enum: {member.value: member for member in enum}
+    for enum in (Category, Kind, FactScope, Durability, Authority, Status, SourceType)
+}
+
+
+@lru_cache(maxsize=4096)
+def _identity(tenant: str, user: str, agent: str, project: str | None) -> Identity:
+    return Identity(tenant, user, agent, project)  # rows repeat the same few scopes: build each once
+
+
 def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
     (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
      confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
      created_at, updated_at, last_confirmed_at, valid_until, version, supersedes) = tuple(r)[:27]
     return Fact(
         id=fid,
-        identity=Identity(tenant, user, agent, project),
+        identity=_identity(tenant, user, agent, project),
         key=key,
         content=content,
-        category=Category(category),
-        kind=Kind(kind),
-        scope=FactScope(scope),
-        durability=Durability(durability),
-        authority=Authority(authority),
+        category=_ENUMS[Category][category],
+        kind=_ENUMS[Kind][kind],
+        scope=_ENUMS[FactScope][scope],
+        durability=_ENUMS[Durability][durability],
+        authority=_ENUMS[Authority][authority],
         confidence=confidence,
-        status=Status(status),
+        status=_ENUMS[Status][status],
         provenance=Provenance(
-            SourceType(source_type), thread_id, message_id, evidence_text, extractor, extractor_version
+            _ENUMS[SourceType][source_type], thread_id, message_id, evidence_text, extractor, extractor_version
         ),
         created_at=parse_time(created_at),
         updated_at=parse_time(updated_at),
