@@ -82,7 +82,7 @@ def test_default_priority_evidence_before_preferences(alice, counter):
     view = alice.context("why timeouts?", evidence=[{"id": "e1", "text": "pool wait 42ms " * 200}], budget=330, reserve=0)
     reasons = {e.id: e.reason for e in view.trace.entries}
     assert reasons["e1"] == "selected"
-    assert reasons["pref:language"] == "budget"
+    assert reasons["pref:language"] == "lower_priority"  # it would fit an empty budget: evidence came first
 
 
 def test_priority_is_configurable(alice):
@@ -212,6 +212,45 @@ def test_trace_lists_selected_and_dropped_with_reasons_and_section_totals(alice)
         alice.remember(f"The user owns service number {i} named orbit-{i} in production.")
     view = alice.context("orbit service production", budget=300, reserve=0, memory_k=30)
     reasons = {e.reason for e in view.trace.entries if e.section == "memory"}
-    assert reasons == {"selected", "budget"}
+    assert reasons == {"selected", "budget"}  # crowded out by better memories of the same section
     assert view.trace.sections["memory"] > 0
     assert sum(1 for e in view.trace.entries if e.section == "memory") == 30
+
+
+def test_duplicate_candidates_are_dropped_but_distinct_ones_kept(alice):
+    refs = [{"id": "r1", "text": "Runbook v2: raise pool size"}, {"id": "r2", "text": "Runbook v2:  raise pool size"},
+            {"id": "r3", "text": "Runbook v1: restart the client"}]
+    view = alice.context("pool size?", reference=refs)
+    reasons = {e.id: e.reason for e in view.trace.entries if e.section == "reference"}
+    assert reasons == {"r1": "selected", "r2": "duplicate", "r3": "selected"}
+
+
+def test_too_large_for_any_budget_is_budget_not_priority(alice):
+    view = alice.context("q", project_rules=["rule " * 900], budget=600, reserve=0)
+    assert next(e.reason for e in view.trace.entries if e.section == "project_rules") == "budget"
+
+
+def test_a_custom_planner_decides_the_sources(alice):
+    alice.remember("The user deploys with Kubernetes.")
+
+    class NoMemory:
+        def plan(self, request, available):
+            return [s for s in available if s != "memory"]
+
+    view = alice.context("kubernetes", assembler=alice.assembler(planner=NoMemory()))
+    assert "Kubernetes" not in view.system and "memory" not in view.trace.planned
+    assert "Kubernetes" in alice.context("kubernetes").system
+
+
+def test_trimmed_tool_results_stay_readable_by_evidence_id(alice):
+    raw = [{"id": "goal", "role": "user", "content": "Goal: find the slow query."}]
+    for i in range(12):
+        raw += [{"id": f"a{i}", "role": "assistant", "content": "",
+                 "tool_calls": [{"name": "explain", "args": {}, "id": f"c{i}"}]},
+                {"id": f"t{i}", "role": "tool", "tool_call_id": f"c{i}", "content": f"plan {i}: " + "seq scan " * 80}]
+    view = alice.context("next?", history=raw, budget=900, reserve=100)
+    gone = [e.id for e in view.trace.entries if e.section == "history" and e.source == "message:tool"
+            and (e.reason == "cleared" or not e.selected)]
+    assert gone
+    index = int(gone[0][1:])
+    assert alice.get_evidence(f"c{index}").content.startswith(f"plan {index}: seq scan")

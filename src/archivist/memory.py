@@ -215,12 +215,33 @@ class _ContextMixin:
                                 failures=failures)
         view = asm.assemble(self.identity, req, sources)
         view.trace.failures.extend(failures)
+        if persist_evidence:
+            self._keep_trimmed_tool_results(req, view)
         if persist:
             try:
                 self.memory.store.put_trace(self.identity, view.trace.id, view.trace.created_at, view.trace.as_dict())
             except Exception as exc:  # a trace that cannot be kept never costs the call its view
                 view.trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
         return view
+
+    def _keep_trimmed_tool_results(self, req: ContextRequest, view: ModelView) -> None:
+        """Tool results the view cleared or dropped stay readable by their evidence id."""
+        from .context.history import to_history_message
+
+        gone = {e.id for e in view.trace.entries
+                if e.section == "history" and e.source == "message:tool" and (e.reason == "cleared" or not e.selected)}
+        if not gone:
+            return
+        now = self.memory.clock.now()
+        try:
+            with self.memory.store.transaction():
+                for i, raw in enumerate(req.history):
+                    m = to_history_message(raw, i)
+                    if m.id in gone:
+                        ref = m.evidence_id or m.tool_call_id or m.id
+                        self.memory.store.put_evidence(Evidence(ref, self.identity, "tool", m.content, now, now))
+        except Exception as exc:  # the view stands; the trace says the results were not kept
+            view.trace.failures.append({"source": "evidence_store", "error": f"{type(exc).__name__}: {exc}"})
 
     def assembler(self, **options: Any) -> Assembler:
         return Assembler(counter=self.memory.token_counter, clock=self.memory.clock.now, **options)

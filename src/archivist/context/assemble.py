@@ -465,17 +465,18 @@ class Assembler:
                                                    now, entries)
                 remaining -= used
                 continue
+            at_start = remaining
             for item in sorted(fetched.get(section, []), key=lambda it: -it.score):
-                if remaining < MIN_ITEM_TOKENS:
-                    entries.append(TraceEntry(section, item.id, item.source,
-                                              estimate_tokens(item.text or item.meta.get("content", "")), False,
-                                              "budget", item.breakdown, estimated=True))
-                    continue
-                cost = self._fit(item, section, remaining, header_cost, chosen)
+                cost = self._fit(item, section, remaining, header_cost, chosen) if remaining >= MIN_ITEM_TOKENS \
+                    else None
                 if cost is None:
-                    tokens = self.count(item.text) if item.text else estimate_tokens(item.meta.get("content", ""))
-                    entries.append(TraceEntry(section, item.id, item.source, tokens, False, "budget",
-                                              item.breakdown, estimated=not item.text))
+                    exact = bool(item.text) and remaining >= MIN_ITEM_TOKENS
+                    tokens = self.count(item.text) if exact else estimate_tokens(item.text or item.meta.get("content", ""))
+                    # crowded out by higher-priority sections, or by its own section / its size
+                    crowded = tokens + 1 > at_start and tokens + 1 <= available - protected_total
+                    entries.append(TraceEntry(section, item.id, item.source, tokens, False,
+                                              "lower_priority" if crowded else "budget", item.breakdown,
+                                              estimated=not exact))
                     continue
                 remaining -= cost
                 chosen[section].append(item)
@@ -531,10 +532,11 @@ class Assembler:
                 same = str(item.meta.get("value", "")).casefold() == o.value.casefold()
                 if item.meta.get("key") in o.keys and not same:
                     return "overridden", f"the current request asks for {o.value!r} ({o.phrase!r})"
-        folded = " ".join(item.text.split()).casefold()
-        if item.section in ("memory", "preferences", "reference") and folded in seen:
-            return "duplicate", None
-        seen.add(folded)
+        if item.section in ("memory", "preferences", "reference", "evidence"):
+            folded = item.section + "\x1f" + " ".join(str(item.meta.get("content", item.text)).split()).casefold()
+            if folded in seen:
+                return "duplicate", "the same text is already a candidate"
+            seen.add(folded)
         return None, None
 
     def _goal(self, request: ContextRequest, fetched: dict[str, list[Item]]) -> str:
