@@ -101,8 +101,7 @@ def main() -> None:
             kwargs = request(q)
             kwargs.pop("persist"), kwargs.pop("persist_evidence")
             req = ContextRequest(query=q, **kwargs)
-            fetched = {name: fn() for name, fn in build_sources(scope, req, persist_evidence=False,
-                                                                 failures=[]).items()}
+            fetched = {name: fn() for name, fn in build_sources(scope, req).items()}
             sources = {name: (lambda items=items: [copy.copy(it) for it in items]) for name, items in fetched.items()}
             counter.seconds = 0.0
             t0 = time.perf_counter()

@@ -44,11 +44,13 @@ def test_view_tokens_are_the_real_count_of_the_messages(alice, counter):
 
 def test_protected_overflow_raises_with_sizes_and_never_cuts(alice):
     with pytest.raises(ContextOverflow) as info:
-        alice.context("question", system="rule " * 500, budget=300, reserve=50)
+        alice.context("question", system="rule " * 500, budget=300, reserve=50, evidence=[{"id": "e9", "text": "x"}])
     err = info.value
     assert err.sizes["system"] > 250 and err.budget == 250 and err.needed > 250
     assert "system" in str(err) and "250" in str(err)
     assert alice.traces() == []  # nothing half-written
+    with pytest.raises(EvidenceNotFound):
+        alice.get_evidence("e9")
 
 
 @pytest.mark.parametrize(

@@ -210,13 +210,9 @@ class _ContextMixin:
 
         req = ContextRequest(query=query, **request)
         asm = assembler or self.assembler()
-        failures: list[dict[str, str]] = []
-        sources = build_sources(self, req, persist_evidence=persist_evidence,
-                                failures=failures)
-        view = asm.assemble(self.identity, req, sources)
-        view.trace.failures.extend(failures)
+        view = asm.assemble(self.identity, req, build_sources(self, req))
         if persist_evidence:
-            self._keep_trimmed_tool_results(req, view)
+            self._keep_evidence(req, view)
         if persist:
             try:
                 self.memory.store.put_trace(self.identity, view.trace.id, view.trace.created_at, view.trace.as_dict())
@@ -224,23 +220,28 @@ class _ContextMixin:
                 view.trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
         return view
 
-    def _keep_trimmed_tool_results(self, req: ContextRequest, view: ModelView) -> None:
-        """Tool results the view cleared or dropped stay readable by their evidence id."""
+    def _keep_evidence(self, req: ContextRequest, view: ModelView) -> None:
+        """After a successful assembly: inline evidence, and tool results the view cleared
+        or dropped, are stored whole, so each excerpt or stub can be read back by id."""
         from .context.history import to_history_message
+        from .context.sources import inline_evidence
 
+        now = self.memory.clock.now()
+        keep = [Evidence(m["id"], self.identity, m["source"], m["content"], parse_time(m["observed_at"]), now)
+                for m in inline_evidence(req, now) if not m.get("owner")]
         gone = {e.id for e in view.trace.entries
                 if e.section == "history" and e.source == "message:tool" and (e.reason == "cleared" or not e.selected)}
-        if not gone:
+        for i, raw in enumerate(req.history):
+            m = to_history_message(raw, i)
+            if m.id in gone:
+                keep.append(Evidence(m.evidence_id or m.tool_call_id or m.id, self.identity, "tool", m.content, now, now))
+        if not keep:
             return
-        now = self.memory.clock.now()
         try:
             with self.memory.store.transaction():
-                for i, raw in enumerate(req.history):
-                    m = to_history_message(raw, i)
-                    if m.id in gone:
-                        ref = m.evidence_id or m.tool_call_id or m.id
-                        self.memory.store.put_evidence(Evidence(ref, self.identity, "tool", m.content, now, now))
-        except Exception as exc:  # the view stands; the trace says the results were not kept
+                for item in keep:
+                    self.memory.store.put_evidence(item)
+        except Exception as exc:  # the view stands; the trace says the evidence was not kept
             view.trace.failures.append({"source": "evidence_store", "error": f"{type(exc).__name__}: {exc}"})
 
     def assembler(self, **options: Any) -> Assembler:

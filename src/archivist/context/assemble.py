@@ -45,6 +45,7 @@ from .history import (
     StructuredSummarizer,
     Summarizer,
     group_units,
+    message_tokens,
     to_history_message,
     trim_history,
 )
@@ -384,6 +385,9 @@ class Assembler:
         available = request.budget - request.reserve
         entries: list[TraceEntry] = []
         failures: list[dict[str, str]] = []
+        history = [to_history_message(check_text_message(m, i), i) for i, m in enumerate(request.history)]
+        if request.goal is not None:
+            check_text(request.goal, "the goal")
 
         # 1. plan
         planned = self.planner.plan(request, SECTIONS)
@@ -429,7 +433,6 @@ class Assembler:
         tools = [dict(t) for t in request.tools]
         tools_text = json.dumps(tools, ensure_ascii=False, sort_keys=True) if tools else ""
         goal_text = self._goal(request, fetched)
-        history = [to_history_message(check_text_message(m, i), i) for i, m in enumerate(request.history)]
         units = group_units(history)
         unfinished = [m for u in units if u.unfinished for m in u.messages]
         protected_sizes = {
@@ -437,7 +440,7 @@ class Assembler:
             "tools": self.count(tools_text) if tools_text else 0,
             "request": self.count(query),
             "goal": self.count(goal_text) if goal_text else 0,
-            "unfinished_tool_calls": sum(self.count(m.content) + MESSAGE_OVERHEAD for m in unfinished),
+            "unfinished_tool_calls": sum(message_tokens(m, self) for m in unfinished),
         }
         fixed = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + 4  # two messages, priming, block separators
         protected_total = sum(protected_sizes.values()) + fixed

@@ -1,9 +1,10 @@
 """The sources a memory scope offers the assembler: profile, preferences, long-term
 memory, task state, evidence, reference material and project rules.
 
-Inline evidence is validated first (every item needs an id and UTF-8 text) and
-then stored whole in the evidence store, so that what the view shows as a bounded
-excerpt can always be read back in full by id — by its owner only.
+Inline evidence is validated first (every item needs an id and UTF-8 text); once the
+view is built, ``MemoryScope.context`` stores it whole in the evidence store, so that
+what the view shows as a bounded excerpt can be read back in full by id — by its
+owner only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
-from ..model import PROFILE_SECTIONS, Evidence, Identity
+from ..model import PROFILE_SECTIONS, Identity
 from .assemble import (
     ContextRequest,
     Item,
@@ -56,14 +57,18 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     }
 
 
-def build_sources(scope: MemoryScope, request: ContextRequest, *, persist_evidence: bool,
-                  failures: list[dict[str, str]]) -> dict[str, Source]:
-    """Source callables for the assembler. Validation happens here, before any write."""
+def inline_evidence(request: ContextRequest, now) -> list[dict[str, Any]]:
+    """The request's inline evidence, validated (raises :class:`InvalidInput`)."""
+    return [parse_inline_evidence(e, i, now) for i, e in enumerate(request.evidence) if not isinstance(e, str)]
+
+
+def build_sources(scope: MemoryScope, request: ContextRequest) -> dict[str, Source]:
+    """Source callables for the assembler. Inputs are validated here; sources only read."""
     identity = scope.identity
     store = scope.memory.store
     now = scope.memory.clock.now()
 
-    inline = [parse_inline_evidence(e, i, now) for i, e in enumerate(request.evidence) if not isinstance(e, str)]
+    inline = inline_evidence(request, now)
     by_id = [e for e in request.evidence if isinstance(e, str)]
     references = [parse_inline_evidence(r, i, now, "reference") for i, r in enumerate(request.reference)]
 
@@ -106,15 +111,6 @@ def build_sources(scope: MemoryScope, request: ContextRequest, *, persist_eviden
     @io_source
     def evidence() -> list[Item]:
         items = []
-        if persist_evidence and inline:
-            try:
-                with store.transaction():
-                    for meta in inline:
-                        if owner_of(meta) == identity:
-                            store.put_evidence(Evidence(meta["id"], identity, meta["source"], meta["content"],
-                                                        parse_time(meta["observed_at"]), now))
-            except Exception as exc:  # the view still shows it; the trace says it was not kept
-                failures.append({"source": "evidence_store", "error": f"{type(exc).__name__}: {exc}"})
         for meta in inline:
             items.append(evidence_item(meta, owner_of(meta)))
         for eid in by_id:
