@@ -464,8 +464,8 @@ class Assembler:
             if section in PROTECTED or section not in planned:
                 continue
             if section == "history":
-                trimmed, used = self._pack_history(history, remaining, protected_sizes["unfinished_tool_calls"],
-                                                   now, entries)
+                trimmed, used = self._pack_history(history, {m.id for m in unfinished}, remaining,
+                                                   protected_sizes["unfinished_tool_calls"], now, entries)
                 remaining -= used
                 continue
             at_start = remaining
@@ -536,7 +536,8 @@ class Assembler:
                 if item.meta.get("key") in o.keys and not same:
                     return "overridden", f"the current request asks for {o.value!r} ({o.phrase!r})"
         if item.section in ("memory", "preferences", "reference", "evidence"):
-            folded = item.section + "\x1f" + " ".join(str(item.meta.get("content", item.text)).split()).casefold()
+            text = str(item.meta.get("content", item.text))
+            folded = item.section + "\x1f" + (" ".join(text.split()).casefold() if len(text) < 400 else text)
             if folded in seen:
                 return "duplicate", "the same text is already a candidate"
             seen.add(folded)
@@ -584,14 +585,13 @@ class Assembler:
             item.tokens = self.count(item.text) + 1
         return item.tokens <= room
 
-    def _pack_history(self, history: list[HistoryMessage], remaining: int, paid: int, now: datetime,
-                      entries: list[TraceEntry]):
+    def _pack_history(self, history: list[HistoryMessage], unfinished: set[str], remaining: int, paid: int,
+                      now: datetime, entries: list[TraceEntry]):
         """Trim history into what is left; unfinished tool calls (``paid``) were counted
         in the protected zone already. If the goal message and the newest turn alone do
         not fit, they go too: only unfinished tool calls are untouchable here."""
         if not history:
             return None, 0
-        unfinished = {m.id for u in group_units(history) if u.unfinished for m in u.messages}
         room = max(0, remaining) + paid
         result = trim_history(history, room, counter=self, now=now, summarizer=self.summarizer, flush=self.flush)
         for m in history:
@@ -640,9 +640,7 @@ class Assembler:
         system_message = "\n\n".join([prefix, *(text for _, text in blocks)]) if prefix else \
             "\n\n".join(text for _, text in blocks)
         messages = trimmed.messages if trimmed is not None else history
-        history_tokens = sum(self.count(m.content) + MESSAGE_OVERHEAD
-                             + (self.count(json.dumps(list(m.tool_calls), ensure_ascii=False)) if m.tool_calls else 0)
-                             for m in messages)
+        history_tokens = sum(message_tokens(m, self) for m in messages)
         tools_tokens = self.count(tools_text) if tools_text else 0
         tokens = (self.counter.count(system_message) + MESSAGE_OVERHEAD + history_tokens
                   + self.count(query) + MESSAGE_OVERHEAD + REPLY_PRIMING + tools_tokens)

@@ -42,6 +42,7 @@ class HistoryMessage:
     tool_call_id: str | None = None
     evidence_id: str | None = None
     goal: bool = False
+    calls_json: str = ""  # the tool calls as the model sees them (counted with the message)
 
     def as_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -70,7 +71,9 @@ def to_history_message(raw: Any, index: int) -> HistoryMessage:
     mid = str(raw_id) if raw_id not in (None, "") else message_id(role, content, index)
     call_id = _get(raw, "tool_call_id")
     evidence = meta.get("evidence_id") or (str(call_id) if call_id else None)
-    return HistoryMessage(mid, role, content, calls, str(call_id) if call_id else None, evidence, bool(meta.get("goal")))
+    calls_json = json.dumps(list(calls), ensure_ascii=False) if calls else ""
+    return HistoryMessage(mid, role, content, calls, str(call_id) if call_id else None, evidence,
+                          bool(meta.get("goal")), calls_json)
 
 
 @dataclass(slots=True)
@@ -202,11 +205,11 @@ class TrimResult:
 def stub_for(m: HistoryMessage) -> HistoryMessage:
     ref = m.evidence_id or m.tool_call_id or m.id
     return HistoryMessage(m.id, m.role, f"[tool result cleared to save space; evidence id: {ref}]",
-                          m.tool_calls, m.tool_call_id, m.evidence_id, m.goal)
+                          m.tool_calls, m.tool_call_id, m.evidence_id, m.goal, m.calls_json)
 
 
 def message_tokens(m: HistoryMessage, counter: TokenCounter) -> int:
-    extra = counter.count(json.dumps(list(m.tool_calls), ensure_ascii=False)) if m.tool_calls else 0
+    extra = counter.count(m.calls_json) if m.calls_json else 0
     return counter.count(m.content) + extra + MESSAGE_OVERHEAD
 
 
