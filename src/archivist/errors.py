@@ -16,6 +16,8 @@
     │   ├── ProfileTooLarge
     │   └── ContextOverflow          the protected zone of a model view alone is too big
     ├── TokenizerUnavailable         the offline tokenizer data could not be loaded
+    ├── EmbedderError                the embedder failed (unreachable, bad reply)
+    ├── EmbedderMismatch             the store's vectors come from another model/dimension
     └── StoreError                   the store could not do its job
         ├── StoreLocked              another writer held the database past the timeout
         ├── StoreCorrupt             the file is not a database or failed its checks
@@ -106,6 +108,21 @@ class ContextOverflow(BudgetExceeded):
 
 class TokenizerUnavailable(ArchivistError):
     pass
+
+
+class EmbedderError(ArchivistError):
+    """The embedder could not produce vectors (unreachable, bad reply, missing model)."""
+
+
+class EmbedderMismatch(ArchivistError):
+    """Vectors of two models never mix: re-embed with ``archivist reindex --vectors``."""
+
+    def __init__(self, model: str, dim: int, stored_model: str, stored_dim: int) -> None:
+        super().__init__(
+            f"this store's vectors were made by {stored_model} (dimension {stored_dim}), not {model} "
+            f"(dimension {dim}); run `archivist reindex --vectors --embedder ...` to re-embed"
+        )
+        self.model, self.dim, self.stored_model, self.stored_dim = model, dim, stored_model, stored_dim
 
 
 class StoreError(ArchivistError):

