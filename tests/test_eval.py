@@ -87,6 +87,7 @@ def test_locomo_converter(tmp_path):
     path.write_text(json.dumps(data))
     stats = {}
     (pool,) = list(locomo(path, stats))
+    assert pool["items"][1]["meta"]["context"] == pool["items"][0]["text"]
     assert pool["items"][0] == {"id": "D1:1", "text": 'A said, "I got a puppy!" and shared a photo of a dog',
                                 "time": "2023-05-08T13:56:00+00:00", "meta": {"session": 1, "speaker": "A"}}
     assert [q["gold"] for q in pool["queries"]] == [["D1:1"]] and stats == {"unresolvable": 1}

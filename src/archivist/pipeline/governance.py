@@ -76,6 +76,7 @@ class Candidate:
     evidence_text: str | None = None
     valid_until: datetime | None = None
     source_type: SourceType = SourceType.USER_MESSAGE
+    context: str | None = None
 
     @property
     def content_hash(self) -> str:

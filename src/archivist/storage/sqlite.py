@@ -210,6 +210,10 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (model, content_hash)
     );
     """,
+    # 5: the words around a fact (e.g. the message it answered): indexed, never shown
+    """
+    ALTER TABLE facts ADD COLUMN context TEXT;
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -217,13 +221,19 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 _FACT_COLUMNS = (
     "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
     "durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
-    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes"
+    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context"
 )
+N_FACT_COLUMNS = 28  # seq follows them in queries that select it
 _F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 
 
 SEQ_BITS = 36  # room for 68 billion fact rows per file; scope ids take the high bits
 SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
+def index_text(fact: Fact) -> str:
+    """What the keyword index holds for a fact: its content, then its context."""
+    return fact.content + ("\n" + fact.context if fact.context else "")
 
 
 def fts_rowid(scope_id: int, seq: int) -> int:
@@ -247,7 +257,7 @@ def _fact_params(f: Fact) -> tuple:
         content_hash(f.content), f.category.value, f.kind.value, f.scope.value, f.durability.value,
         f.authority.value, f.confidence, f.status.value, p.source_type.value, p.thread_id, p.message_id,
         p.evidence_text, p.extractor, p.extractor_version, _ts(f.created_at), _ts(f.updated_at),
-        _ts(f.last_confirmed_at), _ts(f.valid_until), f.version, f.supersedes,
+        _ts(f.last_confirmed_at), _ts(f.valid_until), f.version, f.supersedes, f.context,
     )
 
 
@@ -265,7 +275,7 @@ def _identity(tenant: str, user: str, agent: str, project: str | None) -> Identi
 def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
     (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
      confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
-     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes) = tuple(r)[:27]
+     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context) = tuple(r)[:N_FACT_COLUMNS]
     return Fact(
         id=fid,
         identity=_identity(tenant, user, agent, project),
@@ -287,6 +297,7 @@ def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
         valid_until=parse_time(valid_until) if valid_until else None,
         version=version,
         supersedes=supersedes,
+        context=context,
     )
 
 
@@ -400,7 +411,7 @@ class SQLiteStore(Store):
     # -- facts ------------------------------------------------------------
     def insert_fact(self, fact: Fact) -> None:
         with self.transaction():
-            placeholders = ", ".join("?" * 27)
+            placeholders = ", ".join("?" * N_FACT_COLUMNS)
             cur = self._write(f"INSERT INTO facts ({_FACT_COLUMNS}) VALUES ({placeholders})", _fact_params(fact))
             if fact.status is Status.COMMITTED:
                 self._index(cur.lastrowid, fact)
@@ -408,7 +419,7 @@ class SQLiteStore(Store):
     def _index(self, seq: int, fact: Fact) -> None:
         self._write(
             "INSERT INTO facts_fts (rowid, body) VALUES (?, ?)",
-            (fts_rowid(self._scope_id(fact.identity, create=True), seq), segment_for_index(fact.content)),
+            (fts_rowid(self._scope_id(fact.identity, create=True), seq), segment_for_index(index_text(fact))),
         )
 
     def _scope_id(self, identity: Identity, *, create: bool = False) -> int | None:
@@ -533,8 +544,8 @@ class SQLiteStore(Store):
                 (*score, identity.tenant, identity.user, identity.agent, _ts(live_at)),
             )
             if len(rows) >= limit or len(ranked) < fetch:
-                rows.sort(key=lambda r: (score[r[27]], r[27]))
-                return [(_fact_from_row(r), score[r[27]]) for r in rows[:limit]]
+                rows.sort(key=lambda r: (score[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
+                return [(_fact_from_row(r), score[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
             fetch *= 4
 
     def _doc_count(self) -> int:
@@ -616,7 +627,7 @@ class SQLiteStore(Store):
                 "SELECT DISTINCT tenant, user_id, agent FROM facts WHERE status = 'committed'"
             )
             cursor = self._conn.execute(
-                "SELECT f.seq, s.id, f.content FROM facts f JOIN scopes s "
+                "SELECT f.seq, s.id, f.content || coalesce(char(10) || f.context, '') FROM facts f JOIN scopes s "
                 "ON s.tenant = f.tenant AND s.user_id = f.user_id AND s.agent = f.agent "
                 "WHERE f.status = 'committed' ORDER BY f.seq"
             )
@@ -755,8 +766,8 @@ class SQLiteStore(Store):
                 (*wanted, identity.tenant, identity.user, identity.agent, _ts(live_at)),
             )
             if len(rows) >= limit or take >= len(scores):
-                rows.sort(key=lambda r: (-wanted[r[27]], r[27]))
-                return [(_fact_from_row(r), wanted[r[27]]) for r in rows[:limit]]
+                rows.sort(key=lambda r: (-wanted[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
+                return [(_fact_from_row(r), wanted[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
             fetch *= 4
 
     # -- evidence ---------------------------------------------------------
