@@ -109,6 +109,7 @@ def test_madial_converter(tmp_path):
         "test-turn": [3], "relevant-id": [1], "user-id": 1, "id": 0}, ensure_ascii=False) + "\n")
     (pool,) = list(madial(tmp_path, "zh"))
     assert [i["id"] for i in pool["items"]] == ["1", "2"]
+    assert "context" not in pool["items"][0]["meta"]  # no scene/emotion fields in this sample
     assert pool["queries"] == [{"id": "d0-t3", "text": "我要表演魔术！\n太棒了！", "gold": ["1"], "category": None,
                                 "time": None}]
 

@@ -177,3 +177,11 @@ def test_expired_rows_do_not_shrink_the_result(mem, clock):
     s.remember_many([{"content": f"kiwi long note number {i} with many more words in it"} for i in range(5)])
     clock.set("2026-01-03T00:00:00Z")
     assert len(s.search("kiwi", k=5)) == 5
+
+
+def test_long_queries_keep_their_latest_terms():
+    from archivist.index.text import query_terms
+
+    words = [f"word{i}" for i in range(200)]
+    terms = query_terms(" ".join(words))
+    assert len(terms) == 64 and terms[-1] == "word199" and terms[0] == "word136"

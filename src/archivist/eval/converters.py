@@ -68,7 +68,8 @@ _SPEAKER = re.compile(r"^<([^>]+)>:\s*")
 
 def madial(directory: str | Path, lang: str = "zh") -> Iterator[dict[str, Any]]:
     """One pool per user; the query is the dialogue before the test turn, the gold is
-    ``relevant-id`` (the MADial-Bench protocol). One query per test turn."""
+    ``relevant-id`` (the MADial-Bench protocol). One query per test turn. A memory's
+    scene and emotion fields become its ``meta.context``."""
     if lang not in ("zh", "en"):
         raise InvalidInput("lang must be zh or en")
     root = Path(directory) / ("ch" if lang == "zh" else "en")
@@ -88,8 +89,11 @@ def madial(directory: str | Path, lang: str = "zh") -> Iterator[dict[str, Any]]:
         user = str(m.get("user-id") or zh_memories.get(mid, {}).get("user-id") or "unknown")
         pool = users.setdefault(user, {"pool": f"user-{user}", "language": lang, "items": [], "queries": []})
         time = f"{m['time']}T00:00:00+00:00" if m.get("time") else None
-        pool["items"].append({"id": mid, "text": m["event"], "time": time,
-                              "meta": {"scene": m.get("scene"), "emotion": m.get("emotion")}})
+        labels = " ".join(x for x in (m.get("scene"), m.get("emotion")) if x)
+        meta = {"scene": m.get("scene"), "emotion": m.get("emotion")}
+        if labels:
+            meta["context"] = labels  # the memory record's own scene and emotion fields
+        pool["items"].append({"id": mid, "text": m["event"], "time": time, "meta": meta})
     for number, line in enumerate((root / f"{prefix}-dialogue.json").read_text(encoding="utf-8").splitlines()):
         if not line.strip():
             continue

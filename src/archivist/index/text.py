@@ -108,8 +108,9 @@ def segment_for_index(text: str) -> str:
     return " ".join(part.strip() for part in out if part.strip())
 
 
-def query_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS, limit: int = 32) -> list[str]:
-    """Distinct search terms of a query, in order, without stopwords.
+def query_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS, limit: int = 64) -> list[str]:
+    """Distinct search terms of a query, in order, without stopwords; at most ``limit``,
+    the latest ones (a long query is usually a conversation so far).
 
     If every term is a stopword the stopwords are kept, so "what is it" still searches.
     """
@@ -128,7 +129,8 @@ def query_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS, limit: int =
     distinct = list(seen)
     stop = frozenset(stopwords)
     meaningful = [t for t in distinct if t not in stop]
-    return (meaningful or distinct)[:limit]
+    chosen = meaningful or distinct
+    return chosen[-limit:]  # a long query (a conversation so far): its latest words matter most
 
 
 def quote_term(term: str) -> str:
