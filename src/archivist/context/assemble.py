@@ -294,7 +294,8 @@ def render_evidence(meta: Mapping[str, Any], excerpt: str) -> str:
                       "excerpt": excerpt, "external_data": True})
 
 
-def check_text(value: Any, what: str) -> str:
+def ensure_text(value: Any, what: str) -> str:
+    """Text for a model view: bytes must be UTF-8, strings valid Unicode (InvalidInput)."""
     if isinstance(value, bytes):
         try:
             value = value.decode("utf-8")
@@ -370,8 +371,8 @@ class Assembler:
     ) -> ModelView:
         started = time.perf_counter()
         now = self.clock()
-        query = check_text(request.query, "the current request")
-        system = check_text(request.system, "the system instructions")
+        query = ensure_text(request.query, "the current request")
+        system = ensure_text(request.system, "the system instructions")
         if not isinstance(request.budget, int) or isinstance(request.budget, bool) or request.budget <= 0:
             raise InvalidBudget(f"budget must be a positive number of tokens, got {request.budget!r}")
         if not isinstance(request.reserve, int) or request.reserve < 0 or request.reserve >= request.budget:
@@ -387,7 +388,7 @@ class Assembler:
         failures: list[dict[str, str]] = []
         history = [to_history_message(check_text_message(m, i), i) for i, m in enumerate(request.history)]
         if request.goal is not None:
-            check_text(request.goal, "the goal")
+            ensure_text(request.goal, "the goal")
 
         # 1. plan
         planned = self.planner.plan(request, SECTIONS)
@@ -549,7 +550,7 @@ class Assembler:
         if task is not None and not goal:
             state: TaskState = task.meta["task"]
             goal, criteria = state.goal, list(state.criteria)
-        return render_goal(check_text(goal, "the goal"), criteria) if goal else ""
+        return render_goal(ensure_text(goal, "the goal"), criteria) if goal else ""
 
     def _fit(self, item: Item, section: str, remaining: int, header_cost: dict[str, int],
              chosen: dict[str, list[Item]]) -> int | None:
@@ -676,7 +677,7 @@ def escape_lines(text: str) -> str:
 def check_text_message(m: Any, index: int) -> Any:
     content = m.get("content") if isinstance(m, dict) else getattr(m, "content", None)
     if isinstance(content, (str, bytes)):
-        check_text(content, f"history message {index}")
+        ensure_text(content, f"history message {index}")
     return m
 
 

@@ -19,7 +19,7 @@ from .assemble import (
     ContextRequest,
     Item,
     Source,
-    check_text,
+    ensure_text,
     evidence_item,
     io_source,
     preference_item,
@@ -40,7 +40,7 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     content = raw.get("text", raw.get("content"))
     if content is None:
         raise InvalidInput(f"{what} {eid!r} has no text")
-    content = check_text(content, f"{what} {eid!r}")
+    content = ensure_text(content, f"{what} {eid!r}")
     observed = raw.get("observed_at")
     try:
         observed_at = parse_time(observed) if isinstance(observed, str) else ensure_utc(observed) if observed else now
@@ -127,7 +127,7 @@ def build_sources(scope: MemoryScope, request: ContextRequest) -> dict[str, Sour
         return [evidence_item(meta, owner_of(meta), "reference") for meta in references]
 
     def project_rules() -> list[Item]:
-        return [Item("project_rules", f"rule:{i}", "project_rules", f"- {escape(check_text(r, 'a project rule'))}",
+        return [Item("project_rules", f"rule:{i}", "project_rules", f"- {escape(ensure_text(r, 'a project rule'))}",
                      score=float(len(request.project_rules) - i), owner=identity)
                 for i, r in enumerate(request.project_rules)]
 

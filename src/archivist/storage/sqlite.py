@@ -802,18 +802,22 @@ class SQLiteStore(Store):
         return [Preference(k, v, bool(t), src, ver, parse_time(at), parse_time(exp) if exp else None)
                 for k, v, t, src, ver, at, exp in rows]
 
+    def _expect_version(self, what: str, sql: str, params: Sequence, based_on: int) -> int:
+        """The current version (0: none) if it equals ``based_on``, else :class:`StaleWrite`."""
+        row = self._write(sql, params).fetchone()
+        current = row[0] if row else 0
+        if current != based_on:
+            raise StaleWrite(f"{what} is at version {current}; this write was based on version {based_on}",
+                             expected=based_on, current=current)
+        return current
+
     def put_preference(self, identity: Identity, pref: Preference, *, based_on: int) -> Preference:
         with self.transaction():
-            row = self._write(
+            current = self._expect_version(
+                f"preference {pref.key!r}",
                 "SELECT version FROM preferences WHERE tenant = ? AND user_id = ? AND key = ?",
-                (identity.tenant, identity.user, pref.key),
-            ).fetchone()
-            current = row[0] if row else 0
-            if current != based_on:
-                raise StaleWrite(
-                    f"preference {pref.key!r} is at version {current}; this write was based on version {based_on}",
-                    expected=based_on, current=current,
-                )
+                (identity.tenant, identity.user, pref.key), based_on,
+            )
             stored = replace(pref, version=current + 1)
             self._write(
                 "INSERT INTO preferences VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, key) DO UPDATE "
@@ -839,16 +843,11 @@ class SQLiteStore(Store):
 
     def put_task(self, identity: Identity, task: TaskState, *, based_on: int) -> TaskState:
         with self.transaction():
-            row = self._write(
+            current = self._expect_version(
+                f"task {task.task_id!r}",
                 "SELECT version FROM task_states WHERE tenant = ? AND user_id = ? AND agent = ? AND task_id = ?",
-                (identity.tenant, identity.user, identity.agent, task.task_id),
-            ).fetchone()
-            current = row[0] if row else 0
-            if current != based_on:
-                raise StaleWrite(
-                    f"task {task.task_id!r} is at version {current}; this write was based on version {based_on}",
-                    expected=based_on, current=current,
-                )
+                (identity.tenant, identity.user, identity.agent, task.task_id), based_on,
+            )
             stored = replace(task, version=current + 1)
             self._write(
                 "INSERT INTO task_states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
