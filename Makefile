@@ -27,6 +27,9 @@ test: $(VENV)/.dev
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/search_latency.py
+	$(BIN)/python bench/keyword_planner_quality.py
+	$(BIN)/python bench/assembly_latency.py
+	$(BIN)/python bench/hybrid_latency.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
