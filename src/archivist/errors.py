@@ -4,7 +4,6 @@
     ├── InvalidInput                 bad data from the caller; nothing was written
     │   ├── InvalidIdentity          empty / oversized tenant, user or agent
     │   ├── InvalidCandidate         a malformed fact candidate (carries ``reason``)
-    │   ├── UnknownProfileSection
     │   ├── UnknownSection           a context section name that does not exist
     │   └── InvalidBudget            budget ≤ 0, or not above the output reserve
     ├── WriteRejected                well-formed, but the write gate said no (``reason``)
@@ -43,10 +42,6 @@ class InvalidCandidate(InvalidInput):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class UnknownProfileSection(InvalidInput):
-    pass
 
 
 class UnknownSection(InvalidInput):

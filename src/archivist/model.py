@@ -202,9 +202,6 @@ class Profile:
     def get(self, name: str) -> ProfileSection | None:
         return self.sections.get(name)
 
-    def is_empty(self) -> bool:
-        return not any(s.summary.strip() for s in self.sections.values())
-
     def as_dict(self) -> dict[str, Any]:
         return {
             name: {

@@ -199,7 +199,6 @@ class TrimResult:
     cleared: list[str] = field(default_factory=list)  # ids of tool results replaced by stubs
     dropped: list[str] = field(default_factory=list)  # ids of messages removed
     summary: Summary | None = None
-    protected_ids: list[str] = field(default_factory=list)
 
 
 def stub_for(m: HistoryMessage) -> HistoryMessage:
@@ -245,7 +244,7 @@ def trim_history(
     order = {m.id: n for n, m in enumerate(messages)}
     cost = {id(m): message_tokens(m, counter) for u in units for m in u.messages}
     total = sum(cost.values())
-    result = TrimResult([], 0, protected_ids=[m.id for i in sorted(keep) for m in units[i].messages])
+    result = TrimResult([], 0)
 
     # 1. clear old tool results, oldest first (the newest unit keeps its results)
     for unit in units[:-1]:

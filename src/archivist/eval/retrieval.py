@@ -30,7 +30,7 @@ import math
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,6 @@ class EvalResult:
     items: int
     mode: str
     embedder: str | None
-    per_pool: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"overall": self.overall, "by_category": self.by_category, "queries": self.queries,
@@ -187,11 +186,9 @@ def evaluate(
         finally:
             mem.close()
     by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-    by_pool: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for category, pool_name, metrics in rows:
+    for category, _pool, metrics in rows:
         if category:
             by_category[category].append(metrics)
-        by_pool[pool_name].append(metrics)
     return EvalResult(
         overall=_mean([m for _, _, m in rows]),
         by_category={c: _mean(v) for c, v in sorted(by_category.items())},
@@ -200,5 +197,4 @@ def evaluate(
         items=items,
         mode=mode,
         embedder=getattr(embedder, "name", None) if mode != "keyword" else None,
-        per_pool={p: _mean(v) for p, v in by_pool.items()},
     )

@@ -138,9 +138,12 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def build_match(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> str | None:
-    """A safe FTS5 MATCH expression (terms OR-ed), or ``None`` when nothing is searchable."""
-    terms = query_terms(text, stopwords=stopwords)
-    if not terms:
-        return None
+def match_expression(terms: Iterable[str]) -> str:
+    """The FTS5 MATCH expression the store runs: every term a quoted string, OR-ed."""
     return " OR ".join(quote_term(t) for t in terms)
+
+
+def build_match(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> str | None:
+    """A safe FTS5 MATCH expression for any text, or ``None`` when nothing is searchable."""
+    terms = query_terms(text, stopwords=stopwords)
+    return match_expression(terms) if terms else None

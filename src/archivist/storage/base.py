@@ -13,7 +13,7 @@ an exception inside the block rolls everything back.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -182,7 +182,3 @@ class Store(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def iter_chunks(items: Sequence, size: int) -> Iterator[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..clock import parse_time
 from ..errors import EmbedderMismatch, SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
-from ..index.text import quote_term, segment_for_index
+from ..index.text import match_expression, segment_for_index
 from ..model import (
     AuditEntry,
     Authority,
@@ -525,7 +525,7 @@ class SQLiteStore(Store):
         if scope_id is None:
             return []
         lo, hi = scope_range(scope_id)
-        expression = " OR ".join(quote_term(t) for t in terms)
+        expression = match_expression(terms)
         fetch = limit
         while True:
             ranked = self._read(
