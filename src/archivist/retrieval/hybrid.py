@@ -36,7 +36,6 @@ feature, each weighted contribution and the final score.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +44,7 @@ import numpy as np
 
 from ..model import Category, Fact, SearchHit
 from ..storage.base import KeywordMatch
+from .rank import age_decay
 
 IMPORTANCE = {
     Category.CORRECTION: 1.0,
@@ -78,8 +78,7 @@ class HybridRanking:
 
     @staticmethod
     def recency(fact: Fact, now: datetime) -> float:
-        age = max(0, (now - fact.last_confirmed_at).days)
-        return 1.0 if age < 30 else math.exp(-0.01 * (age - 30))
+        return age_decay(fact, now)
 
     def rank(
         self,

@@ -28,6 +28,12 @@ from ..model import Fact, SearchHit
 from ..storage.base import KeywordMatch
 
 
+def age_decay(fact: Fact, now: datetime, *, grace_days: int = 30, rate: float = 0.01) -> float:
+    """1 for ``grace_days`` after ``last_confirmed_at``, then exp(−rate·(age − grace_days))."""
+    age_days = max(0, (now - fact.last_confirmed_at).days)
+    return 1.0 if age_days < grace_days else math.exp(-rate * (age_days - grace_days))
+
+
 @dataclass(frozen=True, slots=True)
 class KeywordRanking:
     confidence_weight: float = 0.2
@@ -36,8 +42,7 @@ class KeywordRanking:
     pool_factor: int = 2
 
     def decay(self, fact: Fact, now: datetime) -> float:
-        age_days = max(0, (now - fact.last_confirmed_at).days)
-        return 1.0 if age_days < self.grace_days else math.exp(-self.decay_rate * (age_days - self.grace_days))
+        return age_decay(fact, now, grace_days=self.grace_days, rate=self.decay_rate)
 
     def score(self, match: KeywordMatch, now: datetime) -> SearchHit:
         fact = match.fact
