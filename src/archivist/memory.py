@@ -138,9 +138,11 @@ class Memory:
                 raise EmbedderMismatch(self.embedder.name, self.embedder.dim, *stored)
 
     @classmethod
-    def open(cls, path: str | Path = "memory.db", **options: Any) -> Memory:
-        """Open (or create) an embedded SQLite store at ``path``."""
-        return cls(SQLiteStore(path), **options)
+    def open(cls, path: str | Path = "memory.db", *, vector_index: str = "auto", **options: Any) -> Memory:
+        """Open (or create) an embedded SQLite store at ``path``. ``vector_index``:
+        ``auto``/``numpy`` (in-memory brute force, fastest) or ``sqlite-vec`` (reads pages
+        of a sidecar file instead of holding matrices; needs the ``vec`` extra)."""
+        return cls(SQLiteStore(path, vector_index=vector_index), **options)
 
     @property
     def token_counter(self) -> TokenCounter:

@@ -32,6 +32,7 @@ import numpy as np
 from ..clock import parse_time
 from ..errors import EmbedderMismatch, SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
 from ..index.text import match_expression, segment_for_index
+from ..index.vectors import VectorIndex, open_index
 from ..model import (
     AuditEntry,
     Authority,
@@ -315,8 +316,12 @@ def _translate(exc: sqlite3.Error, path: str) -> StoreError:
 class SQLiteStore(Store):
     """A store in one SQLite file. Thread-safe: one connection behind a re-entrant lock."""
 
-    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000,
+                 vector_index: str | VectorIndex = "auto") -> None:
+        """``vector_index``: ``auto`` (numpy), ``numpy``, ``sqlite-vec``, or a
+        :class:`~archivist.index.vectors.VectorIndex`."""
         self.path = str(path)
+        self.vectors = vector_index if isinstance(vector_index, VectorIndex) else open_index(vector_index, self.path)
         self._lock = threading.RLock()
         self._depth = 0
         try:
@@ -332,7 +337,8 @@ class SQLiteStore(Store):
             self._migrate()
             self._planner = TermPlanner(self._conn)
             self._scope_ids: dict[tuple[str, str, str], int] = {}
-            self._matrices: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+            # committed vector changes wait here until their transaction commits
+            self._vector_changes: list[tuple[int, int, int, list[tuple[int, np.ndarray]], list[int]]] = []
             self._docs: tuple[int, float] | None = None
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from exc
@@ -382,13 +388,34 @@ class SQLiteStore(Store):
                 yield
             except BaseException:
                 self._depth = 0
+                self._vector_changes.clear()
                 self._conn.execute("ROLLBACK")
                 raise
             self._depth = 0
             try:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
+                self._vector_changes.clear()
                 self._conn.execute("ROLLBACK")
+                raise _translate(exc, self.path) from exc
+            changes, self._vector_changes = self._vector_changes, []
+            for change in changes:
+                self.vectors.apply(*change)
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Several reads that see one consistent state (a deferred read transaction)."""
+        with self._lock:
+            if self._depth:
+                yield
+                return
+            try:
+                self._conn.execute("BEGIN DEFERRED")
+                try:
+                    yield
+                finally:
+                    self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from exc
 
     def _read(self, sql: str, params: Sequence = ()) -> list[tuple]:
@@ -461,7 +488,7 @@ class SQLiteStore(Store):
             if fact.status is Status.COMMITTED:
                 self._index(row[0], fact)
             elif self._write("DELETE FROM fact_vectors WHERE seq = ?", (row[0],)).rowcount:
-                self._bump_vectors(scope_id)
+                self._bump_vectors(scope_id, deletes=[row[0]])
 
     def get_fact(self, identity: Identity, fact_id: str) -> Fact | None:
         rows = self._read(
@@ -647,11 +674,14 @@ class SQLiteStore(Store):
         rows = self._read("SELECT model, dim FROM vector_meta WHERE id = 1")
         return (rows[0][0], rows[0][1]) if rows else None
 
-    def _bump_vectors(self, scope_id: int) -> None:
-        self._write(
-            "INSERT INTO vector_versions VALUES (?, 1) ON CONFLICT (scope_id) DO UPDATE SET version = version + 1",
+    def _bump_vectors(self, scope_id: int, *, upserts=(), deletes=()) -> None:
+        """Advance the scope's vector version; the index hears of the change after commit."""
+        new = self._write(
+            "INSERT INTO vector_versions VALUES (?, 1) ON CONFLICT (scope_id) DO UPDATE SET version = version + 1 "
+            "RETURNING version",
             (scope_id,),
-        )
+        ).fetchone()[0]
+        self._vector_changes.append((scope_id, new - 1, new, list(upserts), list(deletes)))
 
     def put_vectors(self, model: str, dim: int, rows: Sequence[tuple[Fact, np.ndarray]]) -> int:
         """Store vectors of committed facts; refuses a model other than the store's."""
@@ -661,7 +691,7 @@ class SQLiteStore(Store):
                 self._write("INSERT INTO vector_meta VALUES (1, ?, ?)", (model, dim))
             elif tuple(current) != (model, dim):
                 raise EmbedderMismatch(model, dim, current[0], current[1])
-            written, scopes = 0, set()
+            written, scopes = 0, {}
             for fact, vector in rows:
                 row = self._write(
                     "SELECT seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? "
@@ -671,12 +701,12 @@ class SQLiteStore(Store):
                 if row is None:
                     continue
                 scope_id = self._scope_id(fact.identity, create=True)
-                self._write("INSERT OR REPLACE INTO fact_vectors VALUES (?, ?, ?)",
-                            (row[0], scope_id, np.asarray(vector, dtype=np.float32).tobytes()))
-                scopes.add(scope_id)
+                vector = np.asarray(vector, dtype=np.float32)
+                self._write("INSERT OR REPLACE INTO fact_vectors VALUES (?, ?, ?)", (row[0], scope_id, vector.tobytes()))
+                scopes.setdefault(scope_id, []).append((row[0], vector))
                 written += 1
-            for scope_id in scopes:
-                self._bump_vectors(scope_id)
+            for scope_id, upserts in scopes.items():
+                self._bump_vectors(scope_id, upserts=upserts)
             return written
 
     def vectors_of(self, identity: Identity, fact_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -704,7 +734,7 @@ class SQLiteStore(Store):
             self._write("DELETE FROM fact_vectors")
             self._write("DELETE FROM vector_meta")
             self._write("UPDATE vector_versions SET version = version + 1")
-        self._matrices.clear()
+        self.vectors.clear()
 
     def cached_embeddings(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -724,48 +754,46 @@ class SQLiteStore(Store):
                 self._write("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?)",
                             (model, h, np.asarray(vector, dtype=np.float32).tobytes()))
 
-    def _matrix(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """The scope's (seqs, normalised float32 matrix), cached until the scope's vectors change."""
-        version = self._read("SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
-        version = version[0][0] if version else 0
-        cached = self._matrices.get(scope_id)
-        if cached and cached[0] == version:
-            return cached[1], cached[2]
-        rows = self._read("SELECT seq, vector FROM fact_vectors WHERE scope_id = ? ORDER BY seq", (scope_id,))
-        meta = self.vector_model()
-        dim = meta[1] if meta else 0
+    def _scope_vectors(self, scope_id: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """(version, seqs, normalised float32 matrix) of one scope, read in one snapshot."""
+        with self._snapshot():
+            version = self._conn.execute("SELECT version FROM vector_versions WHERE scope_id = ?",
+                                         (scope_id,)).fetchone()
+            rows = self._conn.execute("SELECT seq, vector FROM fact_vectors WHERE scope_id = ? ORDER BY seq",
+                                      (scope_id,)).fetchall()
+            meta = self._conn.execute("SELECT dim FROM vector_meta WHERE id = 1").fetchone()
+        dim = meta[0] if meta else 0
         seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) \
             if rows else np.zeros((0, dim), dtype=np.float32)
-        self._matrices[scope_id] = (version, seqs, matrix)
-        return seqs, matrix
+        return (version[0] if version else 0), seqs, matrix
 
     def vector_search(self, identity, query, *, limit, live_at):
         with self._lock:
             scope_id = self._scope_id(identity)
         if scope_id is None:
             return []
-        seqs, matrix = self._matrix(scope_id)
-        if not len(seqs):
+        meta = self.vector_model()
+        if meta is None:
             return []
         query = np.asarray(query, dtype=np.float32)
-        if query.shape[-1] != matrix.shape[1]:
-            meta = self.vector_model()
-            raise EmbedderMismatch("(query)", int(query.shape[-1]), meta[0] if meta else "?", matrix.shape[1])
-        scores = matrix @ query
+        if query.shape[-1] != meta[1]:
+            raise EmbedderMismatch("(query)", int(query.shape[-1]), meta[0], meta[1])
+        version = self._read("SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
+        version = version[0][0] if version else 0
         fetch = limit
         while True:
-            take = min(fetch, len(scores))
-            top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
-            top = top[np.argsort(-scores[top], kind="stable")]
-            wanted = {int(seqs[i]): float(scores[i]) for i in top}
+            hits = self.vectors.top_k(scope_id, version, lambda: self._scope_vectors(scope_id), query, fetch)
+            if not hits:
+                return []
+            wanted = dict(hits)
             marks = ", ".join("?" * len(wanted))
             rows = self._read(
                 f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? "
                 "AND user_id = ? AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
                 (*wanted, identity.tenant, identity.user, identity.agent, _ts(live_at)),
             )
-            if len(rows) >= limit or take >= len(scores):
+            if len(rows) >= limit or len(hits) < fetch:
                 rows.sort(key=lambda r: (-wanted[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
                 return [(_fact_from_row(r), wanted[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
             fetch *= 4
@@ -889,6 +917,7 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         with self._lock:
+            self.vectors.close()
             try:
                 self._conn.close()
             except sqlite3.Error:

@@ -1,0 +1,209 @@
+"""The two vector indexes (numpy brute force and sqlite-vec) agree, and both stay in
+step with the store: incremental writes, supersedes, other processes, rollbacks."""
+
+import hashlib
+import multiprocessing
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from archivist import Memory
+from archivist.index.vectors import NumpyIndex, SqliteVecIndex, sidecar_path, sqlite_vec_available
+from archivist.storage.sqlite import SQLiteStore
+
+needs_vec = pytest.mark.skipif(
+    not sqlite_vec_available(), reason="apsw and sqlite-vec are not installed (pip install '.[vec]')"
+)
+
+
+class HashEmbedder:
+    """A unit vector seeded by the text: deterministic, no ties, no model."""
+
+    def __init__(self, name="hash-48", dim=48):
+        self.name, self.dim = name, dim
+
+    def _one(self, text):
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def embed_documents(self, texts):
+        return np.stack([self._one(t) for t in texts])
+
+    def embed_query(self, text):
+        return self._one("q:" + text)
+
+
+def open_mem(path, clock, index, **kw):
+    return Memory(SQLiteStore(path, vector_index=index), clock=clock, embedder=kw.pop("embedder", HashEmbedder()), **kw)
+
+
+def fill(mem, users=("alice", "bob", "carol"), n=400):
+    for user in users:
+        mem.scope(user=user).remember_many(
+            [{"content": f"{user} fact number {i} about topic {i % 17}"} for i in range(n)], dedupe=False
+        )
+
+
+def top(mem, user, query, k):
+    scope = mem.scope(user=user)
+    return [(f.id, s) for f, s in mem.store.vector_search(scope.identity, query, limit=k, live_at=mem.clock.now())]
+
+
+def assert_same_ranking(a, b, tol=1e-5):
+    """Same ids in the same order, except that hits whose cosines differ by less than
+    float32 noise may swap places (or swap across the k-th boundary)."""
+    assert len(a) == len(b)
+    assert np.allclose([s for _, s in a], [s for _, s in b], atol=tol)
+    b_score = dict(b)
+    for (aid, ascore), (bid, _) in zip(a, b):
+        if aid != bid:
+            assert abs(ascore - b_score.get(aid, b[-1][1])) <= tol, (aid, ascore)
+
+
+def queries(n=40, dim=48, seed=7):
+    q = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+@needs_vec
+def test_both_indexes_return_the_same_top_k(tmp_path, clock):
+    db = tmp_path / "m.db"
+    mem = open_mem(db, clock, "sqlite-vec")
+    assert isinstance(mem.store.vectors, SqliteVecIndex)
+    fill(mem)
+    vec_results = {(u, i, k): top(mem, u, q, k) for u in ("alice", "carol") for i, q in enumerate(queries())
+                   for k in (1, 10, 50)}
+    mem.close()
+    mem = open_mem(db, clock, "numpy")
+    assert isinstance(mem.store.vectors, NumpyIndex)
+    np_results = {(u, i, k): top(mem, u, q, k) for u in ("alice", "carol") for i, q in enumerate(queries())
+                  for k in (1, 10, 50)}
+    mem.close()
+    assert len(vec_results) == 2 * 40 * 3
+    exact = 0
+    for key, hits in np_results.items():
+        assert len(hits) == key[2]
+        assert_same_ranking(vec_results[key], hits)
+        exact += [h[0] for h in vec_results[key]] == [h[0] for h in hits]
+    assert exact >= 0.9 * len(np_results)  # swaps of float-noise ties are rare
+
+
+@needs_vec
+def test_incremental_writes_and_supersedes_reach_the_index(tmp_path, clock):
+    mem = open_mem(tmp_path / "m.db", clock, "sqlite-vec")
+    alice = mem.scope(user="alice")
+    fill(mem, users=("alice",), n=50)
+    old = alice.remember("The user's favourite colour is green.", key="favourite_colour")
+    probe = mem.embedder.embed_documents([old.embed_text])[0]
+    assert top(mem, "alice", probe, 1)[0][0] == old.id
+    new = alice.remember("The user's favourite colour is blue.", key="favourite_colour")
+    ids = [h[0] for h in top(mem, "alice", probe, 60)]
+    assert old.id not in ids and new.id in ids  # superseded: gone from the index, not just filtered
+    rows = mem.store.vectors._conn.execute("SELECT count(*) FROM vec_facts").fetchone()[0]
+    assert rows == 51
+    mem.close()
+
+
+def _write_from_another_process(path, text):
+    from archivist.clock import FixedClock
+
+    m = open_mem(path, FixedClock("2026-06-01T12:00:00Z"), "sqlite-vec")
+    m.scope(user="alice").remember(text)
+    m.close()
+
+
+@needs_vec
+def test_a_write_by_another_process_is_seen(tmp_path, clock):
+    path = tmp_path / "m.db"
+    mem = open_mem(path, clock, "sqlite-vec")
+    fill(mem, users=("alice",), n=30)
+    probe = queries(1)[0]
+    before = top(mem, "alice", probe, 5)  # the index is now built and at the current version
+    text = "A fact written by a different process."
+    p = multiprocessing.get_context("spawn").Process(target=_write_from_another_process, args=(str(path), text))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    written = [f for f in mem.scope(user="alice").facts() if f.content == text]
+    assert len(written) == 1
+    target = mem.embedder.embed_documents([written[0].embed_text])[0]
+    hit_id, score = top(mem, "alice", target, 1)[0]
+    assert hit_id == written[0].id and score > 0.999
+    assert top(mem, "alice", probe, 5) != [] and len(before) == 5
+    mem.close()
+
+
+@needs_vec
+def test_a_rolled_back_write_leaves_the_index_untouched(tmp_path, clock):
+    mem = open_mem(tmp_path / "m.db", clock, "sqlite-vec")
+    alice = mem.scope(user="alice")
+    fill(mem, users=("alice",), n=20)
+    probe = queries(1)[0]
+    before = top(mem, "alice", probe, 25)
+    fact = alice.remember("This fact's vector is written inside a transaction that fails.")
+    vector = mem.embedder.embed_documents(["something else entirely"])[0]
+    with pytest.raises(RuntimeError):
+        with mem.store.transaction():
+            mem.store.put_vectors(mem.embedder.name, mem.embedder.dim, [(fact, vector)])
+            raise RuntimeError("boom")
+    after = top(mem, "alice", mem.embedder.embed_documents([fact.embed_text])[0], 1)
+    assert after[0][0] == fact.id and after[0][1] > 0.999  # the original vector, not the rolled-back one
+    assert len(before) == 20 and top(mem, "alice", probe, 25)[1:] != []
+    mem.close()
+
+
+@needs_vec
+def test_expired_facts_are_skipped_and_large_k_falls_back(tmp_path, clock):
+    mem = open_mem(tmp_path / "m.db", clock, "sqlite-vec")
+    alice = mem.scope(user="alice")
+    fill(mem, users=("alice",), n=30)
+    short = alice.remember("This fact expires tomorrow.", valid_until=clock.now() + timedelta(days=1))
+    probe = mem.embedder.embed_documents([short.embed_text])[0]
+    assert top(mem, "alice", probe, 1)[0][0] == short.id
+    clock.advance(days=2)
+    assert short.id not in [h[0] for h in top(mem, "alice", probe, 40)]
+    assert len(top(mem, "alice", probe, SqliteVecIndex.MAX_K + 1)) == 30
+    mem.close()
+
+
+@needs_vec
+def test_a_new_model_rebuilds_the_sidecar_and_a_lost_sidecar_is_rebuilt(tmp_path, clock):
+    path = tmp_path / "m.db"
+    mem = open_mem(path, clock, "sqlite-vec")
+    fill(mem, users=("alice",), n=25)
+    mem.close()
+    mem = Memory(SQLiteStore(path, vector_index="sqlite-vec"), clock=clock)
+    mem.embedder = HashEmbedder("hash-16", 16)  # a model change, as `archivist reindex --vectors` does it
+    mem.reindex(vectors=True)
+    hits = top(mem, "alice", queries(1, dim=16)[0], 5)
+    assert len(hits) == 5
+    mem.close()
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"m.db-vec{suffix}").unlink(missing_ok=True)
+    assert sidecar_path(str(path)) == str(path) + "-vec"
+    mem = open_mem(path, clock, "sqlite-vec", embedder=HashEmbedder("hash-16", 16))
+    assert top(mem, "alice", queries(1, dim=16)[0], 5) == hits
+    mem.close()
+
+
+def test_numpy_index_keeps_recent_scopes_within_its_byte_budget(tmp_path, clock):
+    index = NumpyIndex(max_bytes=150 * (48 * 4 + 8))  # room for 150 vectors
+    mem = Memory(SQLiteStore(tmp_path / "m.db", vector_index=index), clock=clock, embedder=HashEmbedder())
+    fill(mem, users=("alice", "bob", "carol"), n=100)
+    probe = queries(1)[0]
+    expected = {u: top(mem, u, probe, 5) for u in ("alice", "bob", "carol")}
+    assert index.cached_bytes <= index.max_bytes and list(index._scopes) == [3]  # only carol's stays
+    assert {u: top(mem, u, probe, 5) for u in ("alice", "bob", "carol")} == expected  # evicted ones reload
+    mem.close()
+
+
+def test_auto_is_numpy_and_unknown_names_are_refused(tmp_path):
+    from archivist.errors import InvalidInput
+
+    store = SQLiteStore(tmp_path / "m.db")
+    assert isinstance(store.vectors, NumpyIndex)
+    store.close()
+    with pytest.raises(InvalidInput, match="unknown vector index"):
+        SQLiteStore(tmp_path / "n.db", vector_index="faiss")
