@@ -468,7 +468,7 @@ class MemoryScope(_ContextMixin):
             if fact.status is Status.CANDIDATE and fact.key:
                 old = self._live_key(fact.key)  # a confirmed candidate replaces the live value
                 if old is not None:
-                    self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
+                    self._store.update_fact(retire(old, Status.SUPERSEDED, now, valid_to=now))
                     version, supersedes = old.version + 1, old.id
             updated = fact.evolve(
                 status=Status.COMMITTED,
@@ -477,6 +477,7 @@ class MemoryScope(_ContextMixin):
                 updated_at=now,
                 version=version,
                 supersedes=supersedes,
+                recorded_at=fact.recorded_at or now,
             )
             self._store.update_fact(updated)
             self._store.record_audit(
@@ -515,10 +516,10 @@ class MemoryScope(_ContextMixin):
                     report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
                     report.duplicate_of.append(decision.existing)
                 else:
-                    fact = self._build_fact(cand, decision, thread_id, extractor, when or now)
+                    fact = self._build_fact(cand, decision, thread_id, extractor, when or now, recorded=now)
                     if decision.action is Action.SUPERSEDE:
                         old = decision.existing
-                        self._store.update_fact(old.evolve(status=Status.SUPERSEDED, updated_at=now))
+                        self._store.update_fact(retire(old, Status.SUPERSEDED, now, valid_to=fact.valid_from))
                         report.superseded.append(old)
                     self._store.insert_fact(fact)
                     (report.candidates if fact.status is Status.CANDIDATE else report.saved).append(fact)
@@ -540,8 +541,9 @@ class MemoryScope(_ContextMixin):
         candidates = self._store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
         return [m.fact for m in live] + candidates
 
-    def _build_fact(self, c: Candidate, d: Decision, thread_id, extractor, now: datetime) -> Fact:
+    def _build_fact(self, c: Candidate, d: Decision, thread_id, extractor, now: datetime, *, recorded: datetime) -> Fact:
         old = d.existing if d.action is Action.SUPERSEDE else None
+        status = as_status(d)
         return Fact(
             id=new_id(),
             identity=self.identity,
@@ -553,7 +555,7 @@ class MemoryScope(_ContextMixin):
             durability=c.durability,
             authority=c.authority,
             confidence=c.confidence,
-            status=as_status(d),
+            status=status,
             provenance=Provenance(
                 source_type=c.source_type,
                 thread_id=thread_id,
@@ -569,6 +571,8 @@ class MemoryScope(_ContextMixin):
             version=old.version + 1 if old else 1,
             supersedes=old.id if old else None,
             context=c.context,
+            valid_from=now,
+            recorded_at=recorded if status is Status.COMMITTED else None,
         )
 
     def _apply_profile(self, updates: Iterable[Any], evidence: FilterResult | None, report: ApplyReport) -> None:
@@ -612,7 +616,17 @@ class MemoryScope(_ContextMixin):
         return self._store.list_facts(self.identity, statuses=statuses, live_at=None if include_expired else self._now())
 
     def history(self, fact_id: str) -> list[Fact]:
+        """The version chain through ``fact_id``, oldest first."""
         return self._store.history(self.identity, fact_id)
+
+    def key_history(self, key: str) -> list[Fact]:
+        """Every version stored under ``key``, oldest first, with validity and record times."""
+        return self._store.key_history(self.identity, key)
+
+    def as_of(self, when: datetime | str) -> list[Fact]:
+        """What this scope's memory held at ``when`` (transaction time): facts recorded by
+        then and not yet superseded, archived or expired at that moment."""
+        return self._store.facts_as_of(self.identity, parse_time(when) if isinstance(when, str) else when)
 
     def profile(self) -> Profile:
         return self._store.get_profile(self.identity)
@@ -702,6 +716,15 @@ class MemoryScope(_ContextMixin):
             top_n=top_n,
             language=language,
         )
+
+
+def retire(fact: Fact, status: Status, now: datetime, *, valid_to: datetime | None = None) -> Fact:
+    """``fact`` no longer held by memory from ``now``: its validity closes at ``valid_to``
+    (if that is earlier than its own end) and the row stays, as history."""
+    end = fact.valid_until
+    if valid_to is not None and (end is None or valid_to < end):
+        end = valid_to
+    return fact.evolve(status=status, updated_at=now, retired_at=now, valid_until=end)
 
 
 def _audit_entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:

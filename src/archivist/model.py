@@ -59,6 +59,7 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     DELETED = "deleted"
+    ARCHIVED = "archived"  # moved to cold storage by consolidation: kept, never recalled
 
 
 class SourceType(StrEnum):
@@ -116,7 +117,12 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One version of a fact card. A new version is a new row that ``supersedes`` the old."""
+    """One version of a fact card. A new version is a new row that ``supersedes`` the old.
+
+    Bitemporal: ``valid_from``/``valid_until`` say when the statement was true in the
+    world (``valid_until`` is also the expiry), ``recorded_at``/``retired_at`` when
+    memory held it as a committed fact. Superseding closes the old version's validity
+    and retires it; nothing is overwritten."""
 
     id: str
     identity: Identity
@@ -137,6 +143,13 @@ class Fact:
     version: int = 1
     supersedes: str | None = None
     context: str | None = None  # words around the fact (e.g. the message it answered): indexed, not shown
+    valid_from: datetime | None = None
+    recorded_at: datetime | None = None  # when it became committed memory (None while a candidate)
+    retired_at: datetime | None = None  # when memory stopped holding it (superseded, expired, archived)
+
+    @property
+    def valid_to(self) -> datetime | None:
+        return self.valid_until
 
     @property
     def embed_text(self) -> str:
@@ -181,6 +194,9 @@ class Fact:
             "version": self.version,
             "supersedes": self.supersedes,
             "context": self.context,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "recorded_at": self.recorded_at.isoformat() if self.recorded_at else None,
+            "retired_at": self.retired_at.isoformat() if self.retired_at else None,
         }
 
 

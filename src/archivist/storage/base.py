@@ -89,6 +89,15 @@ class Store(ABC):
     def history(self, identity: Identity, fact_id: str) -> list[Fact]:
         """The version chain that ends (or passes) at ``fact_id``, oldest first."""
 
+    @abstractmethod
+    def facts_as_of(self, identity: Identity, at: datetime) -> list[Fact]:
+        """What memory held at ``at``: facts recorded by then, not yet retired and not
+        expired at that time, newest first."""
+
+    @abstractmethod
+    def key_history(self, identity: Identity, key: str) -> list[Fact]:
+        """Every version ever stored under ``key`` (any status), oldest first."""
+
     # -- profile ------------------------------------------------------------
     @abstractmethod
     def get_profile(self, identity: Identity) -> Profile:

@@ -215,6 +215,68 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE facts ADD COLUMN context TEXT;
     """,
+    # 6: lifecycle — bitemporal facts, tombstones, session summaries, review queue, consolidation runs
+    """
+    ALTER TABLE facts ADD COLUMN valid_from TEXT;
+    ALTER TABLE facts ADD COLUMN recorded_at TEXT;
+    ALTER TABLE facts ADD COLUMN retired_at TEXT;
+    UPDATE facts SET valid_from = created_at;
+    UPDATE facts SET recorded_at = created_at WHERE status != 'candidate';
+    UPDATE facts SET retired_at = updated_at WHERE status NOT IN ('candidate', 'committed');
+    CREATE INDEX facts_by_key ON facts(tenant, user_id, agent, key, version);
+
+    -- forgotten content: its hash blocks re-extraction until the user states it again
+    CREATE TABLE tombstones (
+        tenant       TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        agent        TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (tenant, user_id, agent, content_hash)
+    );
+
+    CREATE TABLE session_summaries (
+        id               TEXT PRIMARY KEY,
+        tenant           TEXT NOT NULL,
+        user_id          TEXT NOT NULL,
+        agent            TEXT NOT NULL,
+        thread_id        TEXT NOT NULL,
+        first_message_id TEXT,
+        last_message_id  TEXT,
+        message_count    INTEGER NOT NULL,
+        payload          TEXT NOT NULL,
+        cited_fact_ids   TEXT NOT NULL DEFAULT '[]',
+        evidence_id      TEXT,
+        stale_reason     TEXT,
+        created_at       TEXT NOT NULL
+    );
+    CREATE INDEX summaries_by_scope ON session_summaries(tenant, user_id, agent, created_at);
+
+    CREATE TABLE review_items (
+        id         TEXT PRIMARY KEY,
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        fact_ids   TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        status     TEXT NOT NULL DEFAULT 'open',
+        created_at TEXT NOT NULL,
+        resolved_at TEXT
+    );
+    CREATE INDEX review_by_scope ON review_items(tenant, user_id, agent, status);
+
+    CREATE TABLE consolidation_runs (
+        id         TEXT PRIMARY KEY,
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        trigger    TEXT NOT NULL,
+        plan       TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_scope ON consolidation_runs(tenant, user_id, agent, started_at);
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -222,9 +284,10 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 _FACT_COLUMNS = (
     "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
     "durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
-    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context"
+    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context, "
+    "valid_from, recorded_at, retired_at"
 )
-N_FACT_COLUMNS = 28  # seq follows them in queries that select it
+N_FACT_COLUMNS = 31  # seq follows them in queries that select it
 _F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 
 
@@ -259,6 +322,7 @@ def _fact_params(f: Fact) -> tuple:
         f.authority.value, f.confidence, f.status.value, p.source_type.value, p.thread_id, p.message_id,
         p.evidence_text, p.extractor, p.extractor_version, _ts(f.created_at), _ts(f.updated_at),
         _ts(f.last_confirmed_at), _ts(f.valid_until), f.version, f.supersedes, f.context,
+        _ts(f.valid_from), _ts(f.recorded_at), _ts(f.retired_at),
     )
 
 
@@ -276,7 +340,8 @@ def _identity(tenant: str, user: str, agent: str, project: str | None) -> Identi
 def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
     (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
      confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
-     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context) = tuple(r)[:N_FACT_COLUMNS]
+     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context,
+     valid_from, recorded_at, retired_at) = tuple(r)[:N_FACT_COLUMNS]
     return Fact(
         id=fid,
         identity=_identity(tenant, user, agent, project),
@@ -299,6 +364,9 @@ def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
         version=version,
         supersedes=supersedes,
         context=context,
+        valid_from=parse_time(valid_from) if valid_from else None,
+        recorded_at=parse_time(recorded_at) if recorded_at else None,
+        retired_at=parse_time(retired_at) if retired_at else None,
     )
 
 
@@ -479,9 +547,10 @@ class SQLiteStore(Store):
                 raise FactNotFound(fact.id)
             self._write(
                 "UPDATE facts SET status = ?, confidence = ?, updated_at = ?, last_confirmed_at = ?, valid_until = ?, "
-                "version = ?, supersedes = ? WHERE seq = ?",
+                "version = ?, supersedes = ?, valid_from = ?, recorded_at = ?, retired_at = ? WHERE seq = ?",
                 (fact.status.value, fact.confidence, _ts(fact.updated_at), _ts(fact.last_confirmed_at),
-                 _ts(fact.valid_until), fact.version, fact.supersedes, row[0]),
+                 _ts(fact.valid_until), fact.version, fact.supersedes, _ts(fact.valid_from),
+                 _ts(fact.recorded_at), _ts(fact.retired_at), row[0]),
             )
             scope_id = self._scope_id(fact.identity, create=True)
             self._write("DELETE FROM facts_fts WHERE rowid = ?", (fts_rowid(scope_id, row[0]),))
@@ -506,8 +575,8 @@ class SQLiteStore(Store):
         if key is not None:
             sql.append("AND key = ?")
             params.append(key)
-        if live_at is not None:
-            sql.append("AND (valid_until IS NULL OR valid_until > ?)")
+        if live_at is not None:  # history rows closed their validity when retired: keep them
+            sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > ?)")
             params.append(_ts(live_at))
         sql.append("ORDER BY created_at DESC, seq DESC")
         if limit is not None:
@@ -601,6 +670,24 @@ class SQLiteStore(Store):
             nxt = _fact_from_row(rows[0])
             seen.add(nxt.id)
             chain.append(nxt)
+
+    def facts_as_of(self, identity, at):
+        t = _ts(at)
+        rows = self._read(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? "
+            "AND recorded_at IS NOT NULL AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?) "
+            "AND (valid_until IS NULL OR valid_until > ?) ORDER BY created_at DESC, seq DESC",
+            (identity.tenant, identity.user, identity.agent, t, t, t),
+        )
+        return [_fact_from_row(r) for r in rows]
+
+    def key_history(self, identity, key):
+        rows = self._read(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND key = ? "
+            "ORDER BY version, created_at, seq",
+            (identity.tenant, identity.user, identity.agent, key),
+        )
+        return [_fact_from_row(r) for r in rows]
 
     # -- profile ------------------------------------------------------------
     def get_profile(self, identity):
