@@ -37,6 +37,7 @@ from .model import (
     Category,
     Evidence,
     Fact,
+    ForgetReceipt,
     Identity,
     Kind,
     Preference,
@@ -60,6 +61,7 @@ from .pipeline.governance import (
     check_text,
     compare,
     content_hash,
+    forgotten,
     gate,
     gate_profile,
     parse_candidate,
@@ -196,6 +198,15 @@ class Memory:
         except EmbedderError as exc:
             if report is not None:
                 report.warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
+
+    def forget_user(self, tenant: str, user: str) -> ForgetReceipt:
+        """Remove every row of (tenant, user) in every table, for all of the user's agents,
+        then rebuild the keyword index, VACUUM and truncate the WAL so nothing of it stays
+        in the files. An admin operation: it takes no scope."""
+        if not user:
+            raise InvalidInput("forget_user needs a user id")
+        counts = self.store.forget_user(tenant, user)
+        return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
 
     def close(self) -> None:
         self.store.close()
@@ -393,7 +404,7 @@ class MemoryScope(_ContextMixin):
             try:
                 when = parse_time(raw["created_at"]) if isinstance(raw.get("created_at"), str) else raw.get("created_at")
             except ValueError:
-                parsed.append((raw, "invalid_created_at: not an ISO-8601 time", None))
+                parsed.append((raw, "invalid_created_at: not an ISO-8601 time", None, None))
                 continue
             context = raw.get("context")
             if context is not None:
@@ -501,6 +512,11 @@ class MemoryScope(_ContextMixin):
                     audit.append(AuditEntry(now, Action.REJECT.value, code, cand))
                     continue
                 decision = gate(cand, config, evidence)
+                if decision.accepted and self._store.is_tombstoned(self.identity, cand.content_hash):
+                    if cand.source_type is SourceType.EXPLICIT or cand.explicit:
+                        self._store.lift_tombstone(self.identity, cand.content_hash)  # said again, on purpose
+                    else:
+                        decision = forgotten(cand)
                 if decision.accepted:
                     decision = compare(
                         cand,
@@ -618,6 +634,20 @@ class MemoryScope(_ContextMixin):
     def history(self, fact_id: str) -> list[Fact]:
         """The version chain through ``fact_id``, oldest first."""
         return self._store.history(self.identity, fact_id)
+
+    def forget(self, fact_id: str, *, all_versions: bool = False) -> ForgetReceipt:
+        """Forget a fact everywhere: its row, keyword and vector index entries, cached
+        embedding, its text in the audit trail, context traces and session summaries
+        (redacted; summaries citing it are marked stale). A tombstone of its content
+        hash keeps extraction from bringing it back unless the user states it again
+        explicitly. ``all_versions`` forgets the whole version chain."""
+        fact = self._store.get_fact(self.identity, fact_id)
+        if fact is None:
+            raise FactNotFound(f"no fact {fact_id!r} in this scope")
+        ids = [f.id for f in self._store.history(self.identity, fact_id)] if all_versions else [fact_id]
+        now = self._now()
+        counts = self._store.forget_fact(self.identity, ids, at=now)
+        return ForgetReceipt(f"fact:{fact_id}", now, counts)
 
     def key_history(self, key: str) -> list[Fact]:
         """Every version stored under ``key``, oldest first, with validity and record times."""

@@ -115,6 +115,11 @@ class Provenance:
     extractor_version: str | None = None
 
 
+def embed_text(content: str, context: str | None) -> str:
+    """What embedders see of a fact: the content, then its context."""
+    return content + (f"\n(context: {context})" if context else "")
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One version of a fact card. A new version is a new row that ``supersedes`` the old.
@@ -153,8 +158,7 @@ class Fact:
 
     @property
     def embed_text(self) -> str:
-        """What embedders see: the content, then its context."""
-        return self.content + (f"\n(context: {self.context})" if self.context else "")
+        return embed_text(self.content, self.context)
 
     def evolve(self, **changes: Any) -> Fact:
         return replace(self, **changes)
@@ -327,3 +331,20 @@ __all__ = [
     "Status",
     "new_id",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReceipt:
+    """What forgetting removed, per table, so the caller can show and keep proof of it.
+    ``counts`` are rows deleted (or, where the table name says so, redacted or marked)."""
+
+    target: str  # "fact:<id>" or "user:<tenant>/<user>"
+    at: datetime
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "at": self.at.isoformat(), "counts": dict(self.counts), "total": self.total}

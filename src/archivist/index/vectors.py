@@ -59,6 +59,10 @@ class VectorIndex(ABC):
     def clear(self) -> None:
         """Forget everything (every vector was dropped from the store)."""
 
+    @abstractmethod
+    def forget(self, scope_id: int) -> None:
+        """Something of the scope was forgotten: no byte of its old vectors may remain."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections."""
 
@@ -121,6 +125,10 @@ class NumpyIndex(VectorIndex):
     def clear(self) -> None:
         with self._lock:
             self._scopes.clear()
+
+    def forget(self, scope_id: int) -> None:
+        with self._lock:
+            self._scopes.pop(scope_id, None)
 
 
 class SqliteVecIndex(VectorIndex):
@@ -226,6 +234,14 @@ class SqliteVecIndex(VectorIndex):
             self._conn.execute("DELETE FROM vec_state")
             self._conn.execute("DELETE FROM vec_meta")
             self._dim = None
+
+    def forget(self, scope_id: int) -> None:
+        # vec0 keeps deleted vectors' bytes inside its chunk blobs: drop the whole
+        # table (every scope rebuilds on its next query) and VACUUM the sidecar.
+        self.clear()
+        with self._lock:
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with self._lock:

@@ -77,6 +77,7 @@ class Candidate:
     valid_until: datetime | None = None
     source_type: SourceType = SourceType.USER_MESSAGE
     context: str | None = None
+    explicit: bool = False  # the user asked for it to be remembered ("记住…", "remember that…")
 
     @property
     def content_hash(self) -> str:
@@ -228,7 +229,19 @@ def parse_candidate(
         evidence_text=evidence_text,
         valid_until=_time(data.get("valid_until")),
         source_type=source_type,
+        explicit=_flag(data.get("explicit", False), "explicit"),
     )
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidCandidate(f"invalid_{name}: {name} must be true or false, got {value!r}")
+    return value
+
+
+def forgotten(candidate: Candidate) -> Decision:
+    return reject("forgotten", "the user asked to forget this; only an explicit new statement brings it back",
+                  candidate)
 
 
 # ------------------------------------------------------------------ the gate

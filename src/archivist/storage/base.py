@@ -98,6 +98,23 @@ class Store(ABC):
     def key_history(self, identity: Identity, key: str) -> list[Fact]:
         """Every version ever stored under ``key`` (any status), oldest first."""
 
+    # -- forgetting ---------------------------------------------------------------
+    @abstractmethod
+    def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:
+        """Whether content with this hash was forgotten in the scope."""
+
+    @abstractmethod
+    def lift_tombstone(self, identity: Identity, content_hash: str) -> None: ...
+
+    @abstractmethod
+    def forget_fact(self, identity: Identity, fact_ids: Sequence[str], *, at: datetime) -> dict[str, int]:
+        """Delete the facts and every copy of them (indexes, embedding cache, audit text,
+        traces, summaries), leave tombstones, and purge the files; counts per table."""
+
+    @abstractmethod
+    def forget_user(self, tenant: str, user: str) -> dict[str, int]:
+        """Delete every row of the user in every table and purge the files; counts per table."""
+
     # -- profile ------------------------------------------------------------
     @abstractmethod
     def get_profile(self, identity: Identity) -> Profile:

@@ -50,6 +50,7 @@ from ..model import (
     SourceType,
     Status,
     TaskState,
+    embed_text,
 )
 from .base import KeywordMatch, Progress, Store
 
@@ -402,6 +403,7 @@ class SQLiteStore(Store):
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.execute("PRAGMA secure_delete = ON")  # deleted text is zeroed, not left in free pages
             self._migrate()
             self._planner = TermPlanner(self._conn)
             self._scope_ids: dict[tuple[str, str, str], int] = {}
@@ -755,6 +757,135 @@ class SQLiteStore(Store):
                     progress(done, total)
             self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
         return done
+
+    # -- forgetting (seed 003: deletion reaches every copy) --------------------
+    def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:
+        return bool(self._read(
+            "SELECT 1 FROM tombstones WHERE tenant = ? AND user_id = ? AND agent = ? AND content_hash = ?",
+            (identity.tenant, identity.user, identity.agent, content_hash),
+        ))
+
+    def lift_tombstone(self, identity: Identity, content_hash: str) -> None:
+        with self.transaction():
+            self._write("DELETE FROM tombstones WHERE tenant = ? AND user_id = ? AND agent = ? AND content_hash = ?",
+                        (identity.tenant, identity.user, identity.agent, content_hash))
+
+    def forget_fact(self, identity, fact_ids, *, at):
+        from ..pipeline.governance import content_hash
+
+        counts: dict[str, int] = {}
+
+        def count(table: str, n: int) -> None:
+            if n:
+                counts[table] = counts.get(table, 0) + n
+
+        scope = (identity.tenant, identity.user, identity.agent)
+        with self.transaction():
+            scope_id = self._scope_id(identity, create=True)
+            for fact_id in fact_ids:
+                row = self._write(
+                    f"SELECT {_FACT_COLUMNS}, seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ?",
+                    (fact_id, *scope),
+                ).fetchone()
+                if row is None:
+                    continue
+                fact, seq = _fact_from_row(row), row[N_FACT_COLUMNS]
+                chash = content_hash(fact.content)
+                count("facts_fts", self._write("DELETE FROM facts_fts WHERE rowid = ?",
+                                               (fts_rowid(scope_id, seq),)).rowcount)
+                if self._write("DELETE FROM fact_vectors WHERE seq = ?", (seq,)).rowcount:
+                    count("fact_vectors", 1)
+                    self._bump_vectors(scope_id, deletes=[seq])
+                count("embedding_cache", self._write("DELETE FROM embedding_cache WHERE content_hash = ?",
+                                                     (content_hash(fact.embed_text),)).rowcount)
+                count("facts (links cleared)", self._write("UPDATE facts SET supersedes = NULL WHERE supersedes = ?",
+                                                           (fact_id,)).rowcount)
+                count("facts", self._write("DELETE FROM facts WHERE seq = ?", (seq,)).rowcount)
+                count("audit (text redacted)", self._write(
+                    "UPDATE audit SET content = NULL, reason = replace(reason, ?, '[forgotten]') "
+                    "WHERE tenant = ? AND user_id = ? AND agent = ? AND (fact_id = ? OR content_hash = ?)",
+                    (fact.content, *scope, fact_id, chash),
+                ).rowcount)
+                count("context_traces (redacted)", self._redact_json("context_traces", "payload", identity, fact))
+                count("session_summaries (redacted)", self._redact_json("session_summaries", "payload", identity, fact))
+                count("session_summaries (marked stale)", self._write(
+                    "UPDATE session_summaries SET stale_reason = ? WHERE tenant = ? AND user_id = ? AND agent = ? "
+                    "AND stale_reason IS NULL AND EXISTS (SELECT 1 FROM json_each(cited_fact_ids) WHERE value = ?)",
+                    (f"cites forgotten fact {fact_id}", *scope, fact_id),
+                ).rowcount)
+                count("tombstones", self._write("INSERT OR IGNORE INTO tombstones VALUES (?, ?, ?, ?, ?)",
+                                                (*scope, chash, _ts(at))).rowcount)
+                self._write(
+                    "INSERT INTO audit (tenant, user_id, agent, at, action, code, reason, fact_id, content_hash) "
+                    "VALUES (?, ?, ?, ?, 'forget', 'forgotten', 'forgotten at the user''s request', ?, ?)",
+                    (*scope, _ts(at), fact_id, chash),
+                )
+        if counts:
+            self.vectors.forget(scope_id)
+            self._purge(vacuum=False)
+        return counts
+
+    def _redact_json(self, table: str, column: str, identity: Identity, fact: Fact) -> int:
+        """Replace the fact's text inside stored JSON documents of the scope."""
+        needle = json.dumps(fact.content, ensure_ascii=False)[1:-1]
+        rows = self._write(
+            f"SELECT rowid, {column} FROM {table} WHERE tenant = ? AND user_id = ? AND agent = ? "
+            f"AND instr({column}, ?) > 0",
+            (identity.tenant, identity.user, identity.agent, needle),
+        ).fetchall()
+        for rowid, payload in rows:
+            self._write(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
+                        (payload.replace(needle, "[forgotten]"), rowid))
+        return len(rows)
+
+    USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states",
+                   "context_traces", "tombstones", "session_summaries", "review_items", "consolidation_runs")
+
+    def forget_user(self, tenant: str, user: str) -> dict[str, int]:
+        from ..pipeline.governance import content_hash
+
+        counts: dict[str, int] = {}
+        with self.transaction():
+            scopes = [r[0] for r in self._write("SELECT id FROM scopes WHERE tenant = ? AND user_id = ?",
+                                                (tenant, user)).fetchall()]
+            texts = self._write("SELECT content, context FROM facts WHERE tenant = ? AND user_id = ?",
+                                (tenant, user)).fetchall()
+            hashes = {content_hash(embed_text(content, context)) for content, context in texts}
+            fts = vectors = 0
+            for scope_id in scopes:
+                lo, hi = scope_range(scope_id)
+                fts += self._write("DELETE FROM facts_fts WHERE rowid BETWEEN ? AND ?", (lo, hi)).rowcount
+                vectors += self._write("DELETE FROM fact_vectors WHERE scope_id = ?", (scope_id,)).rowcount
+                self._write("DELETE FROM vector_versions WHERE scope_id = ?", (scope_id,))
+            counts["facts_fts"], counts["fact_vectors"] = fts, vectors
+            cache = 0
+            for h in hashes:
+                cache += self._write("DELETE FROM embedding_cache WHERE content_hash = ?", (h,)).rowcount
+            counts["embedding_cache"] = cache
+            for table in self.USER_TABLES:
+                counts[table] = self._write(f"DELETE FROM {table} WHERE tenant = ? AND user_id = ?",
+                                            (tenant, user)).rowcount
+            counts["scopes"] = self._write("DELETE FROM scopes WHERE tenant = ? AND user_id = ?",
+                                           (tenant, user)).rowcount
+        self._scope_ids = {k: v for k, v in self._scope_ids.items() if (k[0], k[1]) != (tenant, user)}
+        for scope_id in scopes:
+            self.vectors.forget(scope_id)
+        self._purge(vacuum=True)
+        return counts
+
+    def _purge(self, *, vacuum: bool) -> None:
+        """Make deleted text unrecoverable from the files: merge the keyword index into
+        fresh segments (its old pages are zeroed by secure_delete), optionally VACUUM,
+        and truncate the WAL, which still holds the pages written before."""
+        with self._lock:
+            try:
+                with self.transaction():
+                    self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+                if vacuum:
+                    self._conn.execute("VACUUM")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from exc
 
     # -- vectors (derived) ----------------------------------------------------
     def vector_model(self) -> tuple[str, int] | None:

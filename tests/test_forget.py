@@ -1,0 +1,147 @@
+"""Forgetting reaches every copy: rows, indexes, caches, audit text, traces and the
+bytes of the database file and its WAL; tombstones stop re-extraction."""
+
+import sqlite3
+import uuid
+
+import pytest
+from conftest import candidate, turn
+from test_vector_index import HashEmbedder
+
+from archivist import Memory
+from archivist.errors import FactNotFound
+from archivist.pipeline.governance import content_hash
+from archivist.storage.sqlite import SQLiteStore
+
+
+def file_bytes(path):
+    data = b""
+    for suffix in ("", "-wal"):
+        try:
+            data += open(f"{path}{suffix}", "rb").read()
+        except FileNotFoundError:
+            pass
+    return data
+
+
+def rows_mentioning(path, needle):
+    """(table, column) pairs whose text holds ``needle``, over every table of the file."""
+    conn = sqlite3.connect(path)
+    found = []
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        for col in [r[1] for r in conn.execute(f"PRAGMA table_info('{table}')")]:
+            try:
+                n = conn.execute(f'SELECT count(*) FROM "{table}" WHERE instr(CAST("{col}" AS TEXT), ?) > 0',
+                                 (needle,)).fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if n:
+                found.append((table, col))
+    conn.close()
+    return found
+
+
+@pytest.fixture
+def vmem(db_path, clock):
+    m = Memory(SQLiteStore(db_path), clock=clock, embedder=HashEmbedder())
+    yield m
+    m.close()
+
+
+def test_forgetting_a_fact_leaves_no_trace_in_the_files(vmem, db_path):
+    alice = vmem.scope(user="alice")
+    marker = f"zebracorn{uuid.uuid4().hex[:12]}"
+    alice.remember("The user's dentist is in Ghent.")
+    fact = alice.remember_many([{"content": f"The user's locker code word is {marker}.",
+                                 "context": f"asked about {marker}"}]).saved[0]
+    assert [h.fact.id for h in alice.search(marker, mode="keyword")] == [fact.id]
+    view = alice.context(f"Is this right? {fact.content}")  # the trace keeps the query, which quotes the fact
+    assert f"code word is {marker}" in view.system and marker.encode() in file_bytes(db_path)
+    assert ("audit", "content") in rows_mentioning(db_path, marker)
+
+    receipt = alice.forget(fact.id)
+
+    assert receipt.target == f"fact:{fact.id}"
+    counts = receipt.counts
+    assert counts["facts"] == 1 and counts["facts_fts"] == 1 and counts["fact_vectors"] == 1
+    assert counts["embedding_cache"] == 1 and counts["tombstones"] == 1
+    assert counts["audit (text redacted)"] >= 1 and counts["context_traces (redacted)"] == 1
+    with pytest.raises(FactNotFound):
+        alice.get(fact.id)
+    assert alice.search(marker, mode="keyword") == [] and alice.search("locker code word", mode="vector") != []
+    assert fact.id not in [h.fact.id for h in alice.search("locker code word", k=10, mode="vector")]
+    assert rows_mentioning(db_path, marker) == []
+    assert "[forgotten]" in str(alice.trace(view.trace.id))
+    assert marker.encode() not in file_bytes(db_path)
+    assert marker.encode("utf-16-le") not in file_bytes(db_path)
+    assert vmem.store.integrity_check() == "ok"
+    assert [f.content for f in alice.facts()] == ["The user's dentist is in Ghent."]
+
+
+def test_a_tombstone_blocks_re_extraction_until_the_user_says_it_again(alice):
+    saved = alice.apply([candidate()], turn()).saved
+    alice.forget(saved[0].id)
+    again = alice.apply([candidate()], turn())
+    assert not again.saved and again.rejected[0][1].startswith("forgotten:")
+    assert any(e.code == "forgotten" and e.action == "reject" for e in alice.audit())
+    # the user says it again and asks for it to be remembered
+    explicit = alice.apply([candidate(explicit=True)], turn("记住：平时请用中文解释技术问题。"))
+    assert explicit.saved and explicit.saved[0].content == saved[0].content
+    alice.forget(explicit.saved[0].id)
+    assert alice.apply([candidate()], turn()).rejected[0][1].startswith("forgotten:")
+    # an explicit write by the application (on the user's behalf) also lifts it
+    assert alice.remember(saved[0].content).content == saved[0].content
+    assert not alice._store.is_tombstoned(alice.identity, content_hash(saved[0].content))
+
+
+def test_forgetting_all_versions_and_links(alice, clock):
+    v1 = alice.remember("The user lives in London.", key="home_city")
+    clock.advance(days=1)
+    v2 = alice.remember("The user lives in Berlin.", key="home_city")
+    receipt = alice.forget(v1.id)
+    assert receipt.counts["facts"] == 1 and receipt.counts["facts (links cleared)"] == 1
+    assert [f.id for f in alice.key_history("home_city")] == [v2.id]
+    assert alice.get(v2.id).supersedes is None
+    clock.advance(days=1)
+    v3 = alice.remember("The user lives in Porto.", key="home_city")
+    receipt = alice.forget(v3.id, all_versions=True)
+    assert receipt.counts["facts"] == 2 and alice.key_history("home_city") == []
+
+
+def test_forgetting_a_user_removes_every_row_and_every_byte(db_path, clock):
+    mem = Memory(SQLiteStore(db_path), clock=clock, embedder=HashEmbedder())
+    marker = f"quokkamarker{uuid.uuid4().hex[:10]}"
+    for user in ("alice", "bob"):
+        for agent in ("default", "coder"):
+            s = mem.scope(user=user, agent=agent)
+            s.remember(f"{user} note {marker if user == 'alice' else 'plain'} for {agent}")
+            s.apply([candidate()], turn())
+            s.context(f"note {marker}" if user == "alice" else "note")
+            if agent == "default":  # preferences are per user, shared by the user's agents
+                s.set_preference("language", "zh" if user == "alice" else "en")
+            s.put_evidence(f"ev-{user}-{agent}", f"tool output {marker if user == 'alice' else 'plain'}")
+            s.save_task("t1", f"goal {marker if user == 'alice' else 'plain'}")
+            s.update_profile("work_context", f"works on {marker if user == 'alice' else 'plain'}")
+    assert marker.encode() in file_bytes(db_path)
+
+    receipt = mem.forget_user("default", "alice")
+
+    counts = receipt.counts
+    assert receipt.target == "user:default/alice"
+    assert counts["facts"] == 4 and counts["scopes"] == 2 and counts["preferences"] == 1
+    assert counts["evidence"] == 2 and counts["context_traces"] == 2 and counts["profile_sections"] == 1
+    assert counts["task_states"] == 2 and counts["audit"] >= 4 and counts["fact_vectors"] == 4
+    conn = sqlite3.connect(db_path)
+    for table in [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]:
+        cols = [r[1] for r in conn.execute(f"PRAGMA table_info('{table}')")]
+        if "user_id" in cols:
+            assert conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'alice'").fetchone()[0] == 0, table
+    conn.close()
+    assert rows_mentioning(db_path, marker) == []
+    assert marker.encode() not in file_bytes(db_path)
+    bob = mem.scope(user="bob")
+    assert len(bob.facts()) == 2 and bob.search("plain") and bob.preferences()[0].value == "en"
+    assert mem.scope(user="alice").facts() == [] and mem.scope(user="alice").search("note") == []
+    assert mem.store.integrity_check() == "ok"
+    mem.close()
