@@ -145,3 +145,34 @@ def test_forgetting_a_user_removes_every_row_and_every_byte(db_path, clock):
     assert mem.scope(user="alice").facts() == [] and mem.scope(user="alice").search("note") == []
     assert mem.store.integrity_check() == "ok"
     mem.close()
+
+
+def test_session_summary_links_the_session_and_goes_stale_when_a_cited_fact_is_forgotten(alice):
+    messages = [
+        {"id": "u1", "role": "user", "content": "Please migrate the billing service to Postgres 16. We decided to keep the old schema."},
+        {"id": "a1", "role": "assistant", "content": "I created the migration script. Next I will run it on staging."},
+        {"id": "t1", "role": "tool", "tool_call_id": "call-1", "content": "ERROR: relation \"invoices\" does not exist"},
+        {"id": "u2", "role": "user", "content": "We still need to check the invoices table. Can you look at it?"},
+    ]
+    fact = alice.apply([candidate(evidence_message_id="u1", evidence_text="migrate the billing service",
+                                  content="The user's team runs a billing service.", key="service",
+                                  category="context")], messages, thread_id="th-1").saved[0]
+    summary = alice.summarize_session("th-1", messages)
+    assert summary.goal == "Please migrate the billing service to Postgres 16."
+    assert summary.done == ("I created the migration script.",)
+    assert summary.decisions == ("We decided to keep the old schema.",)
+    assert summary.errors == ('call-1: ERROR: relation "invoices" does not exist',)
+    assert "We still need to check the invoices table." in summary.open_items
+    assert summary.next_step == "Next I will run it on staging."
+    assert (summary.first_message_id, summary.last_message_id, summary.message_count) == ("u1", "u2", 4)
+    assert summary.cited_fact_ids == (fact.id,)
+    transcript = alice.get_evidence(summary.evidence_id)
+    assert "invoices" in transcript.content and transcript.source == "transcript:th-1"
+    assert [f.id for f in alice.facts()] == [fact.id]  # a summary never adds facts
+
+    receipt = alice.forget(fact.id)
+    assert receipt.counts["session_summaries (marked stale)"] == 1
+    assert receipt.counts["evidence (redacted)"] == 1  # the transcript's quote of it
+    (stale,) = alice.summaries()
+    assert stale.stale and fact.id in stale.stale_reason
+    assert "migrate the billing service" not in alice.get_evidence(summary.evidence_id).content

@@ -11,6 +11,7 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -32,6 +33,7 @@ from .errors import (
     WriteRejected,
 )
 from .index.text import query_terms
+from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
     Category,
@@ -634,6 +636,38 @@ class MemoryScope(_ContextMixin):
     def history(self, fact_id: str) -> list[Fact]:
         """The version chain through ``fact_id``, oldest first."""
         return self._store.history(self.identity, fact_id)
+
+    def summarize_session(self, thread_id: str, messages: Sequence[Any], *, summarizer: Any = None,
+                          keep_transcript: bool = True) -> SessionSummary:
+        """Short-term memory for one session: a structured summary (goal, done, open items,
+        decisions, errors, next step) linked to the message range and to the facts the
+        session wrote; the raw transcript is kept whole as cold evidence. Nothing here
+        becomes a fact: long-term memory only grows through governance."""
+        from .lifecycle.sessions import RuleSessionSummarizer, SessionSummary, check_fields, to_history
+
+        if not isinstance(thread_id, str) or not thread_id.strip():
+            raise InvalidInput("summarize_session needs a thread id")
+        history = to_history(messages)
+        if not history:
+            raise InvalidInput("summarize_session needs at least one message")
+        engine = summarizer or RuleSessionSummarizer()
+        fields = check_fields(engine.summarize(history))
+        now = self._now()
+        evidence_id = None
+        if keep_transcript:
+            evidence_id = f"transcript:{thread_id}:{history[-1].id}"
+            transcript = json.dumps([m.as_openai() | {"id": m.id} for m in history], ensure_ascii=False)
+            self.put_evidence(evidence_id, transcript, source=f"transcript:{thread_id}")
+        cited = tuple(f.id for f in self._store.list_facts(self.identity, statuses=(Status.COMMITTED, Status.CANDIDATE))
+                      if f.provenance.thread_id == thread_id)
+        summary = SessionSummary(new_id(), thread_id, history[0].id, history[-1].id, len(history),
+                                 cited_fact_ids=cited, evidence_id=evidence_id,
+                                 summarizer=getattr(engine, "name", type(engine).__name__), created_at=now, **fields)
+        self._store.put_summary(self.identity, summary)
+        return summary
+
+    def summaries(self, *, since: datetime | None = None, limit: int = 100) -> list[SessionSummary]:
+        return self._store.list_summaries(self.identity, since=since, limit=limit)
 
     def forget(self, fact_id: str, *, all_versions: bool = False) -> ForgetReceipt:
         """Forget a fact everywhere: its row, keyword and vector index entries, cached

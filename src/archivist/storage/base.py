@@ -98,6 +98,15 @@ class Store(ABC):
     def key_history(self, identity: Identity, key: str) -> list[Fact]:
         """Every version ever stored under ``key`` (any status), oldest first."""
 
+    # -- session summaries ----------------------------------------------------------
+    @abstractmethod
+    def put_summary(self, identity: Identity, summary) -> None:
+        """Store a :class:`~archivist.lifecycle.sessions.SessionSummary`."""
+
+    @abstractmethod
+    def list_summaries(self, identity: Identity, *, since: datetime | None = None, limit: int = 100) -> list:
+        """The scope's session summaries created after ``since``, newest first."""
+
     # -- forgetting ---------------------------------------------------------------
     @abstractmethod
     def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:

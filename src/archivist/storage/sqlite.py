@@ -758,6 +758,35 @@ class SQLiteStore(Store):
             self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
         return done
 
+    # -- session summaries (short-term memory) ----------------------------------
+    def put_summary(self, identity, summary):
+        with self.transaction():
+            self._write(
+                "INSERT INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (summary.id, identity.tenant, identity.user, identity.agent, summary.thread_id,
+                 summary.first_message_id, summary.last_message_id, summary.message_count,
+                 json.dumps(summary.payload(), ensure_ascii=False), json.dumps(list(summary.cited_fact_ids)),
+                 summary.evidence_id, summary.stale_reason, _ts(summary.created_at)),
+            )
+
+    def list_summaries(self, identity, *, since=None, limit=100):
+        from ..lifecycle.sessions import SessionSummary
+
+        rows = self._read(
+            "SELECT id, thread_id, first_message_id, last_message_id, message_count, payload, cited_fact_ids, "
+            "evidence_id, stale_reason, created_at FROM session_summaries WHERE tenant = ? AND user_id = ? "
+            "AND agent = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?",
+            (identity.tenant, identity.user, identity.agent, _ts(since) if since else "", int(limit)),
+        )
+        out = []
+        for sid, thread, first, last, count, payload, cited, evidence, stale, created in rows:
+            p = json.loads(payload)
+            out.append(SessionSummary(
+                sid, thread, first, last, count, p["goal"], tuple(p["done"]), tuple(p["open_items"]),
+                tuple(p["decisions"]), tuple(p["errors"]), p["next_step"], tuple(json.loads(cited)), evidence,
+                p.get("summarizer", "rules"), parse_time(created), stale))
+        return out
+
     # -- forgetting (seed 003: deletion reaches every copy) --------------------
     def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:
         return bool(self._read(
@@ -806,8 +835,10 @@ class SQLiteStore(Store):
                     "WHERE tenant = ? AND user_id = ? AND agent = ? AND (fact_id = ? OR content_hash = ?)",
                     (fact.content, *scope, fact_id, chash),
                 ).rowcount)
-                count("context_traces (redacted)", self._redact_json("context_traces", "payload", identity, fact))
-                count("session_summaries (redacted)", self._redact_json("session_summaries", "payload", identity, fact))
+                quotes = [fact.content] + ([fact.provenance.evidence_text] if fact.provenance.evidence_text else [])
+                count("context_traces (redacted)", self._redact("context_traces", "payload", identity, quotes))
+                count("session_summaries (redacted)", self._redact("session_summaries", "payload", identity, quotes))
+                count("evidence (redacted)", self._redact("evidence", "content", identity, quotes))
                 count("session_summaries (marked stale)", self._write(
                     "UPDATE session_summaries SET stale_reason = ? WHERE tenant = ? AND user_id = ? AND agent = ? "
                     "AND stale_reason IS NULL AND EXISTS (SELECT 1 FROM json_each(cited_fact_ids) WHERE value = ?)",
@@ -825,18 +856,21 @@ class SQLiteStore(Store):
             self._purge(vacuum=False)
         return counts
 
-    def _redact_json(self, table: str, column: str, identity: Identity, fact: Fact) -> int:
-        """Replace the fact's text inside stored JSON documents of the scope."""
-        needle = json.dumps(fact.content, ensure_ascii=False)[1:-1]
-        rows = self._write(
-            f"SELECT rowid, {column} FROM {table} WHERE tenant = ? AND user_id = ? AND agent = ? "
-            f"AND instr({column}, ?) > 0",
-            (identity.tenant, identity.user, identity.agent, needle),
-        ).fetchall()
-        for rowid, payload in rows:
-            self._write(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
-                        (payload.replace(needle, "[forgotten]"), rowid))
-        return len(rows)
+    def _redact(self, table: str, column: str, identity: Identity, quotes: Sequence[str]) -> int:
+        """Replace the quotes (as plain text and as JSON string content) inside the
+        scope's rows of ``table``; returns the rows changed."""
+        needles = {n for q in quotes if len(q.strip()) >= 4 for n in (q, json.dumps(q, ensure_ascii=False)[1:-1])}
+        changed = 0
+        for needle in sorted(needles, key=len, reverse=True):
+            rows = self._write(
+                f"SELECT rowid, {column} FROM {table} WHERE tenant = ? AND user_id = ? AND agent = ? "
+                f"AND instr({column}, ?) > 0",
+                (identity.tenant, identity.user, identity.agent, needle),
+            ).fetchall()
+            for rowid, text in rows:
+                self._write(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (text.replace(needle, "[forgotten]"), rowid))
+            changed += len(rows)
+        return changed
 
     USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states",
                    "context_traces", "tombstones", "session_summaries", "review_items", "consolidation_runs")

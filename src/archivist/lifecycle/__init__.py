@@ -1,0 +1,1 @@
+"""Memory over time: session summaries, consolidation, staleness, export and import."""
