@@ -630,7 +630,7 @@ class MemoryScope(_ContextMixin):
         if include_candidates:
             statuses.append(Status.CANDIDATE)
         if include_history:
-            statuses += [Status.SUPERSEDED, Status.EXPIRED]
+            statuses += [Status.SUPERSEDED, Status.EXPIRED, Status.ARCHIVED]
         return self._store.list_facts(self.identity, statuses=statuses, live_at=None if include_expired else self._now())
 
     def history(self, fact_id: str) -> list[Fact]:
@@ -668,6 +668,23 @@ class MemoryScope(_ContextMixin):
 
     def summaries(self, *, since: datetime | None = None, limit: int = 100) -> list[SessionSummary]:
         return self._store.list_summaries(self.identity, since=since, limit=limit)
+
+    def consolidate(self, *, dry_run: bool = False, force: bool = False, config: Any = None, judge: Any = None,
+                    on_action: Any = None) -> Any:
+        """Run (or with ``dry_run`` only plan) consolidation when a gate is open or
+        ``force`` is set; see :mod:`archivist.lifecycle.consolidate`. Returns the plan."""
+        from .lifecycle.consolidate import ConsolidationConfig, apply_plan, plan_consolidation
+
+        plan = plan_consolidation(self, config=config or ConsolidationConfig(), force=force, judge=judge)
+        return plan if dry_run else apply_plan(self, plan, on_action=on_action)
+
+    def review_queue(self) -> list[dict[str, Any]]:
+        """Open review items: conflicts consolidation could not settle."""
+        return self._store.review_items(self.identity)
+
+    def resolve_review(self, item_id: str) -> None:
+        if not self._store.resolve_review_item(self.identity, item_id, self._now()):
+            raise InvalidInput(f"no open review item {item_id!r} in this scope")
 
     def forget(self, fact_id: str, *, all_versions: bool = False) -> ForgetReceipt:
         """Forget a fact everywhere: its row, keyword and vector index entries, cached

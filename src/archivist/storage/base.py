@@ -107,6 +107,23 @@ class Store(ABC):
     def list_summaries(self, identity: Identity, *, since: datetime | None = None, limit: int = 100) -> list:
         """The scope's session summaries created after ``since``, newest first."""
 
+    # -- consolidation and review -------------------------------------------------
+    @abstractmethod
+    def last_consolidation(self, identity: Identity) -> datetime | None: ...
+
+    @abstractmethod
+    def record_consolidation(self, identity: Identity, run_id: str, at: datetime, trigger: str, plan_json: str) -> None: ...
+
+    @abstractmethod
+    def add_review_item(self, identity: Identity, item_id: str, kind: str, fact_ids: Sequence[str], reason: str,
+                        at: datetime) -> None: ...
+
+    @abstractmethod
+    def review_items(self, identity: Identity, *, status: str = "open") -> list[dict]: ...
+
+    @abstractmethod
+    def resolve_review_item(self, identity: Identity, item_id: str, at: datetime) -> bool: ...
+
     # -- forgetting ---------------------------------------------------------------
     @abstractmethod
     def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:

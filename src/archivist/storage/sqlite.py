@@ -787,6 +787,37 @@ class SQLiteStore(Store):
                 p.get("summarizer", "rules"), parse_time(created), stale))
         return out
 
+    # -- consolidation and the review queue -----------------------------------
+    def last_consolidation(self, identity):
+        rows = self._read("SELECT max(started_at) FROM consolidation_runs WHERE tenant = ? AND user_id = ? AND agent = ?",
+                          (identity.tenant, identity.user, identity.agent))
+        return parse_time(rows[0][0]) if rows and rows[0][0] else None
+
+    def record_consolidation(self, identity, run_id, at, trigger, plan_json):
+        with self.transaction():
+            self._write("INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (run_id, identity.tenant, identity.user, identity.agent, _ts(at), trigger, plan_json))
+
+    def add_review_item(self, identity, item_id, kind, fact_ids, reason, at):
+        with self.transaction():
+            self._write("INSERT INTO review_items (id, tenant, user_id, agent, kind, fact_ids, reason, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (item_id, identity.tenant, identity.user, identity.agent, kind, json.dumps(list(fact_ids)),
+                         reason, _ts(at)))
+
+    def review_items(self, identity, *, status="open"):
+        rows = self._read("SELECT id, kind, fact_ids, reason, status, created_at, resolved_at FROM review_items "
+                          "WHERE tenant = ? AND user_id = ? AND agent = ? AND status = ? ORDER BY created_at, id",
+                          (identity.tenant, identity.user, identity.agent, status))
+        return [{"id": i, "kind": k, "fact_ids": json.loads(ids), "reason": r, "status": st, "created_at": c,
+                 "resolved_at": res} for i, k, ids, r, st, c, res in rows]
+
+    def resolve_review_item(self, identity, item_id, at):
+        with self.transaction():
+            return self._write("UPDATE review_items SET status = 'resolved', resolved_at = ? WHERE id = ? "
+                               "AND tenant = ? AND user_id = ? AND agent = ? AND status = 'open'",
+                               (_ts(at), item_id, identity.tenant, identity.user, identity.agent)).rowcount == 1
+
     # -- forgetting (seed 003: deletion reaches every copy) --------------------
     def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:
         return bool(self._read(
