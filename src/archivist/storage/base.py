@@ -107,6 +107,26 @@ class Store(ABC):
     def list_summaries(self, identity: Identity, *, since: datetime | None = None, limit: int = 100) -> list:
         """The scope's session summaries created after ``since``, newest first."""
 
+    # -- export and import ------------------------------------------------------
+    @abstractmethod
+    def user_agents(self, tenant: str, user: str) -> list[str]: ...
+
+    @abstractmethod
+    def list_evidence(self, identity: Identity) -> list[Evidence]: ...
+
+    @abstractmethod
+    def tombstones(self, identity: Identity) -> list[tuple[str, datetime]]: ...
+
+    @abstractmethod
+    def add_tombstone(self, identity: Identity, content_hash: str, at: datetime) -> None: ...
+
+    @abstractmethod
+    def fact_ids_present(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` exist anywhere in the store (ids are global)."""
+
+    @abstractmethod
+    def restore_preference(self, identity: Identity, pref: Preference) -> None: ...
+
     # -- consolidation and review -------------------------------------------------
     @abstractmethod
     def last_consolidation(self, identity: Identity) -> datetime | None: ...

@@ -787,6 +787,43 @@ class SQLiteStore(Store):
                 p.get("summarizer", "rules"), parse_time(created), stale))
         return out
 
+    # -- what an export needs ----------------------------------------------------
+    def user_agents(self, tenant: str, user: str) -> list[str]:
+        rows = self._read(
+            "SELECT agent FROM facts WHERE tenant = ? AND user_id = ? UNION SELECT agent FROM evidence "
+            "WHERE tenant = ? AND user_id = ? UNION SELECT agent FROM session_summaries WHERE tenant = ? AND user_id = ? "
+            "UNION SELECT agent FROM tombstones WHERE tenant = ? AND user_id = ? ORDER BY 1",
+            (tenant, user) * 4,
+        )
+        return [r[0] for r in rows]
+
+    def list_evidence(self, identity: Identity) -> list[Evidence]:
+        rows = self._read(
+            "SELECT id, source, content, observed_at, created_at FROM evidence WHERE tenant = ? AND user_id = ? "
+            "AND agent = ? ORDER BY created_at, id",
+            (identity.tenant, identity.user, identity.agent),
+        )
+        return [Evidence(i, identity, src, c, parse_time(o), parse_time(cr)) for i, src, c, o, cr in rows]
+
+    def tombstones(self, identity: Identity) -> list[tuple[str, datetime]]:
+        rows = self._read("SELECT content_hash, created_at FROM tombstones WHERE tenant = ? AND user_id = ? "
+                          "AND agent = ? ORDER BY content_hash", (identity.tenant, identity.user, identity.agent))
+        return [(h, parse_time(at)) for h, at in rows]
+
+    def add_tombstone(self, identity: Identity, content_hash: str, at: datetime) -> None:
+        with self.transaction():
+            self._write("INSERT OR IGNORE INTO tombstones VALUES (?, ?, ?, ?, ?)",
+                        (identity.tenant, identity.user, identity.agent, content_hash, _ts(at)))
+
+    def fact_ids_present(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found |= {r[0] for r in self._read(f"SELECT id FROM facts WHERE id IN ({', '.join('?' * len(chunk))})",
+                                               chunk)}
+        return found
+
     # -- consolidation and the review queue -----------------------------------
     def last_consolidation(self, identity):
         rows = self._read("SELECT max(started_at) FROM consolidation_runs WHERE tenant = ? AND user_id = ? AND agent = ?",
@@ -1138,6 +1175,15 @@ class SQLiteStore(Store):
                  stored.version, _ts(stored.updated_at), _ts(stored.expires_at)),
             )
             return stored
+
+    def restore_preference(self, identity: Identity, pref: Preference) -> None:
+        """Write a preference exactly as exported (its version included); imports only."""
+        with self.transaction():
+            self._write(
+                "INSERT INTO preferences VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (identity.tenant, identity.user, pref.key, pref.value, int(pref.trusted), pref.source,
+                 pref.version, _ts(pref.updated_at), _ts(pref.expires_at)),
+            )
 
     # -- task state -----------------------------------------------------------
     def get_task(self, identity: Identity, task_id: str) -> TaskState | None:

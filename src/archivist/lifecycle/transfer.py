@@ -1,0 +1,402 @@
+"""Export and import of one user's memory.
+
+* **JSONL** (lossless, versioned): a header line ``{"format": "archivist", "version": 1,
+  "tenant", "user", "exported_at"}``, then one record per line with a ``type``: ``fact``
+  (every version, every status, all agents), ``profile_section``, ``preference``,
+  ``evidence``, ``summary`` and ``tombstone``. Audit trails and context traces stay with
+  the store that made them.
+* **Markdown cards**: ``<dir>/<agent>/<fact id>.md``, YAML front matter plus the content
+  as the body; edit the body and import the directory again to write a new version.
+
+Imports are all or nothing: every line or card is validated first (format version,
+types, fields, duplicate ids, ids already in the store, a tenant or user other than
+the target) and the first problem is raised as :class:`InvalidInput` naming the line or
+file; nothing is written unless everything is valid, and then everything is written in
+one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..clock import parse_time
+from ..errors import InvalidInput
+from ..model import (
+    Authority,
+    Category,
+    Durability,
+    Evidence,
+    Fact,
+    FactScope,
+    Identity,
+    Kind,
+    Preference,
+    ProfileSection,
+    Provenance,
+    SourceType,
+    Status,
+)
+
+FORMAT, VERSION = "archivist", 1
+RECORD_TYPES = ("fact", "profile_section", "preference", "evidence", "summary", "tombstone")
+
+
+# ----------------------------------------------------------------------- facts <-> dicts
+def _time(value: Any, name: str, *, required: bool = True) -> datetime | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be an ISO-8601 string")
+    return parse_time(value)
+
+
+def fact_from_dict(d: dict[str, Any]) -> Fact:
+    """The inverse of :meth:`Fact.as_dict`; raises ``ValueError``/``KeyError`` on bad input."""
+    p = d.get("provenance") or {}
+    if not isinstance(d.get("id"), str) or not d["id"]:
+        raise ValueError("id must be a non-empty string")
+    if not isinstance(d.get("content"), str) or not d["content"].strip():
+        raise ValueError("content must be a non-empty string")
+    confidence = d.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise ValueError("confidence must be a number in [0, 1]")
+    version = d.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError("version must be an integer >= 1")
+    return Fact(
+        id=d["id"],
+        identity=Identity(d["tenant"], d["user"], d.get("agent") or "default", d.get("project")),
+        key=d.get("key"),
+        content=d["content"],
+        category=Category(d["category"]),
+        kind=Kind(d.get("kind", "fact")),
+        scope=FactScope(d.get("scope", "user")),
+        durability=Durability(d.get("durability", "durable")),
+        authority=Authority(d.get("authority", "descriptive")),
+        confidence=float(confidence),
+        status=Status(d.get("status", "committed")),
+        provenance=Provenance(SourceType(p.get("source_type", "explicit")), p.get("thread_id"), p.get("message_id"),
+                              p.get("evidence_text"), p.get("extractor"), p.get("extractor_version")),
+        created_at=_time(d["created_at"], "created_at"),
+        updated_at=_time(d.get("updated_at", d["created_at"]), "updated_at"),
+        last_confirmed_at=_time(d.get("last_confirmed_at", d["created_at"]), "last_confirmed_at"),
+        valid_until=_time(d.get("valid_until"), "valid_until", required=False),
+        version=version,
+        supersedes=d.get("supersedes"),
+        context=d.get("context"),
+        valid_from=_time(d.get("valid_from"), "valid_from", required=False),
+        recorded_at=_time(d.get("recorded_at"), "recorded_at", required=False),
+        retired_at=_time(d.get("retired_at"), "retired_at", required=False),
+    )
+
+
+# ----------------------------------------------------------------------------- export
+def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
+    """The header, then every record of (tenant, user), in a stable order."""
+    store = memory.store
+    yield {"format": FORMAT, "version": VERSION, "tenant": tenant, "user": user,
+           "exported_at": memory.clock.now().isoformat()}
+    agents = store.user_agents(tenant, user) or ["default"]
+    profile = store.get_profile(Identity(tenant, user, agents[0]))
+    for name in sorted(profile.sections):
+        s = profile.sections[name]
+        yield {"type": "profile_section", "section": name, "summary": s.summary, "updated_at": s.updated_at.isoformat(),
+               "source_message_ids": list(s.source_message_ids)}
+    for pref in store.get_preferences(Identity(tenant, user, agents[0])):
+        yield {"type": "preference", "key": pref.key, "value": pref.value, "trusted": pref.trusted,
+               "source": pref.source, "version": pref.version, "updated_at": pref.updated_at.isoformat(),
+               "expires_at": pref.expires_at.isoformat() if pref.expires_at else None}
+    for agent in agents:
+        ident = Identity(tenant, user, agent)
+        facts = store.list_facts(ident, statuses=tuple(Status))
+        for fact in sorted(facts, key=lambda f: (f.created_at, f.version, f.id)):
+            yield {"type": "fact", **fact.as_dict()}
+        for ev in store.list_evidence(ident):
+            yield {"type": "evidence", "agent": agent, "id": ev.id, "source": ev.source, "content": ev.content,
+                   "observed_at": ev.observed_at.isoformat(), "created_at": ev.created_at.isoformat()}
+        for summary in sorted(store.list_summaries(ident, limit=1_000_000), key=lambda s: (s.created_at, s.id)):
+            yield {"type": "summary", "agent": agent, **summary.as_dict()}
+        for chash, at in store.tombstones(ident):
+            yield {"type": "tombstone", "agent": agent, "content_hash": chash, "created_at": at.isoformat()}
+
+
+def export_jsonl(memory, tenant: str, user: str, out) -> int:
+    """Write the export to a text stream; returns the number of records (header excluded)."""
+    n = -1
+    for n, record in enumerate(export_records(memory, tenant, user)):
+        out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+    return n
+
+
+# ----------------------------------------------------------------------------- import
+@dataclass
+class ImportReport:
+    facts: int = 0
+    profile_sections: int = 0
+    preferences: int = 0
+    evidence: int = 0
+    summaries: int = 0
+    tombstones: int = 0
+    unchanged: int = 0
+    new_versions: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | None) -> tuple[str, list[tuple[int, dict]]]:
+    records: list[tuple[int, dict]] = []
+    header: dict | None = None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{source}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(data, dict):
+            raise InvalidInput(f"{where}: a record must be a JSON object")
+        if header is None:
+            if data.get("format") != FORMAT:
+                raise InvalidInput(f"{where}: not an archivist export (no header line with format {FORMAT!r})")
+            if data.get("version") != VERSION:
+                raise InvalidInput(f"{where}: export format version {data.get('version')!r} is not supported "
+                                   f"(this archivist reads version {VERSION})")
+            if data.get("tenant") != tenant:
+                raise InvalidInput(f"{where}: the export belongs to tenant {data.get('tenant')!r}, not {tenant!r}")
+            header = data
+            continue
+        if data.get("type") not in RECORD_TYPES:
+            raise InvalidInput(f"{where}: unknown record type {data.get('type')!r}")
+        records.append((number, data))
+    if header is None:
+        raise InvalidInput(f"{source}: empty file")
+    exported_user = header.get("user")
+    if not isinstance(exported_user, str) or not exported_user:
+        raise InvalidInput(f"{source}:1: the header names no user")
+    return (user or exported_user), records
+
+
+def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None = None,
+                 source: str = "<input>") -> ImportReport:
+    """Import an export into (tenant, user) — the exported user unless ``user`` is given."""
+    from .sessions import SessionSummary
+
+    target, records = _parse_jsonl(lines, source, tenant, user)
+    store = memory.store
+    facts: list[tuple[int, Fact]] = []
+    other: list[tuple[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, r in records:
+        where = f"{source}:{number}"
+        kind = r["type"]
+        try:
+            if kind == "fact":
+                if r.get("tenant") != tenant:
+                    raise ValueError(f"the fact belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
+                fact = fact_from_dict({**r, "user": target})
+                if fact.id in seen:
+                    raise ValueError(f"duplicate fact id {fact.id!r} (first on line {seen[fact.id]})")
+                seen[fact.id] = number
+                facts.append((number, fact))
+            elif kind == "profile_section":
+                other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
+                                                   tuple(r.get("source_message_ids") or ()))))
+            elif kind == "preference":
+                other.append((kind, Preference(r["key"], r["value"], bool(r["trusted"]), r["source"], int(r["version"]),
+                                               _time(r["updated_at"], "updated_at"),
+                                               _time(r.get("expires_at"), "expires_at", required=False))))
+            elif kind == "evidence":
+                other.append((kind, Evidence(r["id"], Identity(tenant, target, r["agent"]), r["source"], r["content"],
+                                             _time(r["observed_at"], "observed_at"), _time(r["created_at"], "created_at"))))
+            elif kind == "summary":
+                first, last = r["source_range"]
+                other.append((r["agent"], SessionSummary(
+                    r["id"], r["thread_id"], first, last, int(r["message_count"]), r["goal"], tuple(r["done"]),
+                    tuple(r["open_items"]), tuple(r["decisions"]), tuple(r["errors"]), r["next_step"],
+                    tuple(r["cited_fact_ids"]), r.get("evidence_id"), r.get("summarizer", "rules"),
+                    _time(r["created_at"], "created_at"), r.get("stale_reason"))))
+            elif kind == "tombstone":
+                other.append(("tombstone", (r["agent"], r["content_hash"], _time(r["created_at"], "created_at"))))
+        except (KeyError, TypeError, ValueError) as exc:
+            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise InvalidInput(f"{where}: bad {kind} record: {detail}") from None
+    present = store.fact_ids_present([f.id for _, f in facts])
+    if present:
+        first = next(n for n, f in facts if f.id in present)
+        raise InvalidInput(f"{source}:{first}: fact id {next(iter(sorted(present)))!r} is already in the store")
+    _check_links(facts, source)
+    report = ImportReport()
+    with store.transaction():
+        for _, fact in _in_link_order(facts):
+            store.insert_fact(fact)
+            report.facts += 1
+        for kind, item in other:
+            if kind == "profile_section":
+                store.put_profile_section(Identity(tenant, target, "default"), item)
+                report.profile_sections += 1
+            elif kind == "preference":
+                store.restore_preference(Identity(tenant, target, "default"), item)
+                report.preferences += 1
+            elif kind == "evidence":
+                store.put_evidence(item)
+                report.evidence += 1
+            elif kind == "tombstone":
+                agent, chash, at = item
+                store.add_tombstone(Identity(tenant, target, agent), chash, at)
+                report.tombstones += 1
+            else:  # a summary, keyed by its agent
+                store.put_summary(Identity(tenant, target, kind), item)
+                report.summaries += 1
+    committed = [f for _, f in facts if f.status is Status.COMMITTED]
+    memory._after_write(committed)
+    return report
+
+
+def _check_links(facts: list[tuple[int, Fact]], source: str) -> None:
+    ids = {f.id for _, f in facts}
+    live_keys: dict[tuple[str, str], int] = {}
+    for number, f in facts:
+        if f.supersedes is not None and f.supersedes not in ids:
+            raise InvalidInput(f"{source}:{number}: fact {f.id!r} supersedes {f.supersedes!r}, which is not in the file")
+        if f.key and f.status is Status.COMMITTED:
+            k = (f.identity.agent, f.key)
+            if k in live_keys:
+                raise InvalidInput(f"{source}:{number}: a second committed fact for key {f.key!r} "
+                                   f"(the first is on line {live_keys[k]})")
+            live_keys[k] = number
+
+
+def _in_link_order(facts: list[tuple[int, Fact]]) -> list[tuple[int, Fact]]:
+    """Facts ordered so that a fact comes after the one it supersedes."""
+    done: set[str] = set()
+    pending = list(facts)
+    ordered: list[tuple[int, Fact]] = []
+    while pending:
+        ready = [(n, f) for n, f in pending if f.supersedes is None or f.supersedes in done]
+        if not ready:
+            raise InvalidInput(f"a supersedes cycle among {len(pending)} facts")
+        ordered += ready
+        done |= {f.id for _, f in ready}
+        pending = [(n, f) for n, f in pending if f.id not in done]
+    return ordered
+
+
+# --------------------------------------------------------------------- markdown cards
+CARD_FIELDS = ("id", "key", "category", "kind", "scope", "durability", "authority", "confidence", "status",
+               "version", "supersedes", "created_at", "updated_at", "last_confirmed_at", "valid_from", "valid_until",
+               "recorded_at", "retired_at", "context", "provenance")
+
+
+def card_text(fact: Fact) -> str:
+    import yaml
+
+    d = fact.as_dict()
+    front = {k: d[k] for k in CARD_FIELDS}
+    return "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n\n" + fact.content + "\n"
+
+
+def export_markdown(memory, tenant: str, user: str, directory: Path) -> int:
+    """One card per live or candidate fact: ``<dir>/<agent>/<id>.md``. Returns cards written."""
+    n = 0
+    for agent in memory.store.user_agents(tenant, user):
+        ident = Identity(tenant, user, agent)
+        for fact in memory.store.list_facts(ident, statuses=(Status.COMMITTED, Status.CANDIDATE)):
+            path = directory / agent / f"{fact.id}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(card_text(fact), encoding="utf-8")
+            n += 1
+    return n
+
+
+def read_card(path: Path) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a card; ``InvalidInput`` naming the file when malformed."""
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        raise InvalidInput(f"{path}: no front matter (the file must start with a '---' line)")
+    end = text.find("\n---", 4)
+    if end < 0:
+        raise InvalidInput(f"{path}: the front matter is not closed by a '---' line")
+    try:
+        front = yaml.safe_load(text[4:end])
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{path}: bad front matter: {str(exc).splitlines()[0]}") from None
+    if not isinstance(front, dict):
+        raise InvalidInput(f"{path}: the front matter must be a mapping")
+    body = text[end + 4:].strip()
+    if not body:
+        raise InvalidInput(f"{path}: the card has no content")
+    return front, body
+
+
+def _stamp(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> ImportReport:
+    """Cards whose id is new are imported as they are; a card whose body was edited
+    becomes a new version of its fact; unchanged cards are skipped."""
+    from ..memory import retire
+    from ..model import new_id
+
+    cards = sorted(directory.glob("*/*.md"))
+    if not cards:
+        raise InvalidInput(f"{directory}: no cards (<agent>/<id>.md) found")
+    parsed: list[tuple[Path, Fact]] = []
+    seen: dict[str, Path] = {}
+    for path in cards:
+        front, body = read_card(path)
+        agent = path.parent.name
+        try:
+            front = {k: _stamp(v) for k, v in front.items()}
+            fact = fact_from_dict({**front, "tenant": tenant, "user": user, "agent": agent, "content": body})
+        except (KeyError, TypeError, ValueError) as exc:
+            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise InvalidInput(f"{path}: bad card: {detail}") from None
+        if fact.id != path.stem:
+            raise InvalidInput(f"{path}: the file name must be the fact id ({fact.id!r})")
+        if fact.id in seen:
+            raise InvalidInput(f"{path}: duplicate fact id (also in {seen[fact.id]})")
+        seen[fact.id] = path
+        parsed.append((path, fact))
+    report = ImportReport()
+    now = memory.clock.now()
+    written: list[Fact] = []
+    with memory.store.transaction():
+        for path, card in parsed:
+            existing = memory.store.get_fact(card.identity, card.id)
+            if existing is None:
+                if memory.store.fact_ids_present([card.id]):
+                    raise InvalidInput(f"{path}: fact id {card.id!r} belongs to another user or agent")
+                if card.supersedes and not memory.store.fact_ids_present([card.supersedes]):
+                    card = card.evolve(supersedes=None)  # cards carry live facts, not their history
+                    report.notes.append(f"{path.name}: earlier versions are not in this store; link dropped")
+                memory.store.insert_fact(card)
+                written.append(card)
+                report.facts += 1
+            elif existing.content == card.content:
+                report.unchanged += 1
+            else:
+                if existing.status is not Status.COMMITTED:
+                    raise InvalidInput(f"{path}: only a live fact can be edited (this one is {existing.status.value})")
+                memory.store.update_fact(retire(existing, Status.SUPERSEDED, now, valid_to=now))
+                edited = existing.evolve(
+                    id=new_id(), content=card.content, version=existing.version + 1, supersedes=existing.id,
+                    created_at=now, updated_at=now, last_confirmed_at=now, valid_from=now, recorded_at=now,
+                    retired_at=None, valid_until=card.valid_until,
+                    provenance=Provenance(SourceType.EXPLICIT, extractor="markdown-card", evidence_text=None),
+                )
+                memory.store.insert_fact(edited)
+                written.append(edited)
+                report.new_versions += 1
+    memory._after_write([f for f in written if f.status is Status.COMMITTED])
+    return report

@@ -1,0 +1,122 @@
+"""Export and import: a lossless JSONL round trip, editable Markdown cards, and
+imports that are all or nothing."""
+
+import io
+import json
+
+import pytest
+from conftest import candidate, turn
+
+from archivist import Memory
+from archivist.errors import InvalidInput
+from archivist.lifecycle.transfer import export_jsonl, export_markdown, import_jsonl, import_markdown
+from archivist.model import Status
+
+
+def populate(mem, clock):
+    for agent in ("default", "coder"):
+        s = mem.scope(user="alice", agent=agent)
+        s.apply([candidate()], turn(), thread_id=f"th-{agent}")
+        s.remember("The user lives in London.", key="home_city")
+        clock.advance(days=1)
+        s.remember("The user lives in Berlin.", key="home_city")
+        s.remember("The user probably likes jazz.", kind="inference")
+        gone = s.remember("The user's old locker code is 4711.")
+        s.forget(gone.id)
+        s.put_evidence(f"ev-{agent}", "tool output: 3 tests failed", source="tool:pytest")
+        s.summarize_session(f"th-{agent}", turn())
+    alice = mem.scope(user="alice")
+    alice.update_profile("work_context", "Backend developer working on payments.")
+    alice.set_preference("language", "zh")
+    alice.set_preference("language", "zh-Hans", based_on=1)
+    mem.scope(user="bob").remember("Bob's fact stays out of Alice's export.")
+
+
+def dump(mem, user="alice", tenant="default"):
+    buf = io.StringIO()
+    export_jsonl(mem, tenant, user, buf)
+    return buf.getvalue().splitlines()
+
+
+def test_jsonl_round_trip_is_lossless(tmp_path, clock):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(src, clock)
+    lines = dump(src)
+    types = [json.loads(line).get("type") for line in lines[1:]]
+    assert types.count("fact") == 8 and types.count("tombstone") == 2 and types.count("summary") == 2
+    assert "Bob" not in "\n".join(lines)
+
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    report = import_jsonl(dst, lines, tenant="default", source="alice.jsonl")
+    assert (report.facts, report.preferences, report.profile_sections, report.evidence) == (8, 1, 1, 4)  # 2 transcripts
+    again = dump(dst)
+    assert again[1:] == lines[1:]
+    # the imported store behaves the same: search, history, tombstones
+    alice = dst.scope(user="alice")
+    assert [h.fact.content for h in alice.search("Berlin")] == ["The user lives in Berlin."]
+    assert [f.content for f in alice.key_history("home_city")] == ["The user lives in London.", "The user lives in Berlin."]
+    assert alice.preferences()[0].version == 2
+    again = alice.apply([candidate(content="The user's old locker code is 4711.", key=None)], turn())
+    assert again.rejected[0][1].startswith("forgotten:")
+    src.close()
+    dst.close()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda ls: ['{"format": "archivist", "version": 99, "tenant": "default", "user": "alice"}'] + ls[1:],
+     "format version 99 is not supported"),
+    (lambda ls: ls[:1] + [ls[3], ls[3]] + ls[4:], "duplicate fact id"),
+    (lambda ls: ls + ['{"type": "fact", "tenant": "other", "user": "alice", "id": "x"}'], "tenant 'other'"),
+    (lambda ls: ls[:2] + ['{"type": "fact", "tenant": "default", "id": "x", "content": "c", "category": "context", '
+                          '"confidence": 7, "created_at": "2026-01-01T00:00:00Z"}'] + ls[2:], "confidence must be"),
+    (lambda ls: ls[:2] + ["{not json"] + ls[2:], ":3: not JSON"),
+    (lambda ls: ls + ['{"type": "secret"}'], "unknown record type"),
+])
+def test_bad_imports_write_nothing(tmp_path, clock, mutate, message):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(src, clock)
+    lines = mutate(dump(src))
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    dst.scope(user="carol").remember("Carol's fact.")
+    with pytest.raises(InvalidInput, match=message):
+        import_jsonl(dst, lines, tenant="default", source="bad.jsonl")
+    assert dst.scope(user="alice").facts(include_history=True, include_candidates=True) == []
+    assert dst.scope(user="alice").preferences() == []
+    # importing into a store that already holds the ids is refused too
+    good = dump(src)
+    import_jsonl(dst, good, tenant="default")
+    with pytest.raises(InvalidInput, match="already in the store"):
+        import_jsonl(dst, good, tenant="default", user="alice2")
+    assert dst.scope(user="alice2").facts() == []
+    src.close()
+    dst.close()
+
+
+def test_markdown_cards_are_editable_and_reimportable(tmp_path, clock):
+    mem = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(mem, clock)
+    cards = tmp_path / "cards"
+    assert export_markdown(mem, "default", "alice", cards) == 6  # live and candidate facts of two agents
+    berlin = next(p for p in cards.glob("default/*.md") if "Berlin" in p.read_text())
+    assert berlin.read_text().startswith("---\nid: ")
+    assert import_markdown(mem, cards, tenant="default", user="alice").unchanged == 6
+
+    berlin.write_text(berlin.read_text().replace("lives in Berlin.", "lives in Lisbon."))
+    report = import_markdown(mem, cards, tenant="default", user="alice")
+    assert (report.new_versions, report.unchanged) == (1, 5)
+    alice = mem.scope(user="alice")
+    history = alice.key_history("home_city")
+    assert [f.content for f in history][-2:] == ["The user lives in Berlin.", "The user lives in Lisbon."]
+    assert history[-2].status is Status.SUPERSEDED and history[-1].version == 3
+
+    other = Memory.open(tmp_path / "b.db", clock=clock)
+    assert import_markdown(other, cards, tenant="default", user="alice").facts == 6
+    broken = cards / "default" / "broken.md"
+    broken.write_text("---\nid: broken\ncategory: [unclosed\n---\n\nText\n")
+    with pytest.raises(InvalidInput, match="broken.md: bad front matter"):
+        import_markdown(Memory.open(tmp_path / "c.db", clock=clock), cards, tenant="default", user="alice")
+    broken.write_text("no front matter at all")
+    with pytest.raises(InvalidInput, match="broken.md: no front matter"):
+        import_markdown(Memory.open(tmp_path / "d.db", clock=clock), cards, tenant="default", user="alice")
+    mem.close()
+    other.close()
