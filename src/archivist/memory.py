@@ -678,6 +678,14 @@ class MemoryScope(_ContextMixin):
         plan = plan_consolidation(self, config=config or ConsolidationConfig(), force=force, judge=judge)
         return plan if dry_run else apply_plan(self, plan, on_action=on_action)
 
+    def stale(self, policy: Any = None) -> list[Any]:
+        """Facts to re-confirm: expired but not yet archived, or unconfirmed for longer
+        than their category is expected to hold (see :mod:`archivist.lifecycle.staleness`)."""
+        from .lifecycle.staleness import StalenessPolicy, stale_facts
+
+        facts = self._store.list_facts(self.identity, statuses=(Status.COMMITTED,))
+        return stale_facts(facts, self._now(), policy or StalenessPolicy())
+
     def review_queue(self) -> list[dict[str, Any]]:
         """Open review items: conflicts consolidation could not settle."""
         return self._store.review_items(self.identity)
