@@ -93,3 +93,35 @@ def test_context_budget_errors_are_one_line(tmp_path):
     proc = cli("context", "--db", str(tmp_path / "m.db"), "--user", "a", "--query", "q", "--budget", "60",
                "--reserve", "0", "--system", "rule " * 200, check=False)
     assert proc.returncode == 1 and "protected zone" in proc.stderr
+
+
+def test_lifecycle_commands(tmp_path):
+    db = str(tmp_path / "m.db")
+    for text in ("The user works at Acme in Ghent.", "The user works at Acme in Leuven."):
+        cli("remember", text, "--user", "alice", "--db", db, "--confidence", "0.9")
+    cli("remember", "The user lives in London.", "--user", "alice", "--key", "home_city", "--db", db)
+    cli("remember", "The user lives in Berlin.", "--user", "alice", "--key", "home_city", "--db", db)
+    hist = json.loads(cli("history", "home_city", "--user", "alice", "--db", db, "--json").stdout)
+    assert [h["content"] for h in hist] == ["The user lives in London.", "The user lives in Berlin."]
+    assert hist[0]["retired_at"] and hist[0]["valid_until"] == hist[1]["valid_from"]
+
+    plan_text = cli("consolidate", "--user", "alice", "--db", db, "--dry-run").stdout
+    assert "(plan)" in plan_text and "supersede" in plan_text and "Ghent" in plan_text
+    plan = json.loads(cli("consolidate", "--user", "alice", "--db", db, "--json").stdout)
+    assert plan["applied"] and plan["counts"] == {"supersede": 1}
+    assert json.loads(cli("review", "--user", "alice", "--db", db, "--json").stdout) == {"stale": [], "conflicts": []}
+
+    export = tmp_path / "alice.jsonl"
+    cli("export", "--user", "alice", "--db", db, "--out", str(export))
+    db2 = str(tmp_path / "b.db")
+    report = json.loads(cli("import", str(export), "--db", db2, "--json").stdout)
+    assert report["facts"] == 4  # two keyed versions, two unkeyed (one superseded by consolidation)
+    bad = cli("import", str(export), "--db", db2, check=False)
+    assert bad.returncode == 1 and "already in the store" in bad.stderr and "Traceback" not in bad.stderr
+
+    fact_id = hist[1]["id"]
+    receipt = json.loads(cli("forget", "--fact", fact_id, "--user", "alice", "--db", db, "--json").stdout)
+    assert receipt["target"] == f"fact:{fact_id}" and receipt["counts"]["facts"] == 1
+    receipt = json.loads(cli("forget", "--user", "alice", "--db", db, "--json").stdout)
+    assert receipt["counts"]["facts"] == 3 and receipt["counts"]["scopes"] == 1
+    assert json.loads(cli("facts", "--user", "alice", "--db", db, "--json").stdout) == []

@@ -207,3 +207,20 @@ def test_auto_is_numpy_and_unknown_names_are_refused(tmp_path):
     store.close()
     with pytest.raises(InvalidInput, match="unknown vector index"):
         SQLiteStore(tmp_path / "n.db", vector_index="faiss")
+
+
+@needs_vec
+def test_forgetting_drops_the_sidecar_vectors_and_search_rebuilds(tmp_path, clock):
+    mem = open_mem(tmp_path / "m.db", clock, "sqlite-vec")
+    alice = mem.scope(user="alice")
+    fill(mem, users=("alice", "bob"), n=20)
+    gone = alice.facts()[0]
+    probe = mem.embedder.embed_documents([gone.embed_text])[0]
+    assert top(mem, "alice", probe, 1)[0][0] == gone.id
+    alice.forget(gone.id)
+    conn = mem.store.vectors._conn
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'vec_facts'").fetchone()[0] == 0
+    hits = top(mem, "alice", probe, 25)
+    assert len(hits) == 19 and gone.id not in [h[0] for h in hits]
+    assert conn.execute("SELECT count(*) FROM vec_facts").fetchone()[0] == 19  # rebuilt for alice only so far
+    mem.close()

@@ -309,6 +309,187 @@ def trace_list(
     out.print(table)
 
 
+@app.command()
+def history(
+    key: Annotated[str, typer.Argument(help="The fact key, e.g. home_city.")],
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Every version stored under a key, with when it was true and when memory held it."""
+    with _open(db) as mem:
+        rows = mem.scope(tenant, user, agent).key_history(key)
+    if as_json:
+        _print_json([f.as_dict() for f in rows])
+        return
+    if not rows:
+        out.print(f"no versions under key {key!r}")
+        return
+    table = Table("v", "content", "status", "valid from", "valid to", "recorded", "retired", "id")
+    for f in rows:
+        table.add_row(str(f.version), f.content, f.status.value, _day(f.valid_from), _day(f.valid_until),
+                      _day(f.recorded_at), _day(f.retired_at), f.id)
+    out.print(table)
+
+
+def _day(value) -> str:
+    return value.isoformat(timespec="seconds") if value else ""
+
+
+@app.command()
+def forget(
+    fact: Annotated[Optional[str], typer.Option("--fact", help="Forget this fact id (in the given scope).")] = None,
+    forget_user: Annotated[Optional[str], typer.Option("--user", "-u", help="With --fact: the fact's user. "
+                                                       "Alone: forget this whole user.")] = None,
+    all_versions: Annotated[bool, typer.Option(help="With --fact: forget its whole version chain.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask before forgetting a whole user.")] = False,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Forget a fact (--fact ID --user U) or a whole user (--user U) everywhere; prints the receipt."""
+    from .errors import InvalidInput
+
+    if not forget_user:
+        raise InvalidInput("give --user (with --fact ID to forget one fact)")
+    with _open(db) as mem:
+        if fact:
+            receipt = mem.scope(tenant, forget_user, agent).forget(fact, all_versions=all_versions)
+        else:
+            if not yes and not as_json and sys.stdin.isatty():
+                typer.confirm(f"Forget every row of user {forget_user!r} in tenant {tenant!r}?", abort=True)
+            receipt = mem.forget_user(tenant, forget_user)
+    if as_json:
+        _print_json(receipt.as_dict())
+        return
+    table = Table("table", "rows", title=f"forgot {receipt.target} at {receipt.at.isoformat(timespec='seconds')}")
+    for name, n in sorted(receipt.counts.items()):
+        table.add_row(name, str(n))
+    out.print(table)
+    out.print(f"{receipt.total} rows removed or redacted")
+
+
+@app.command()
+def consolidate(
+    user: UserOption,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+    force: Annotated[bool, typer.Option(help="Run even when no gate is open.")] = False,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Merge duplicates, settle or queue conflicts, expire and archive (one transaction)."""
+    from .lifecycle.consolidate import render_plan
+
+    with _open(db) as mem:
+        scope = mem.scope(tenant, user, agent)
+        facts = {f.id: f for f in scope.facts(include_candidates=True, include_expired=True)}
+        plan = scope.consolidate(dry_run=dry_run, force=force)
+    if as_json:
+        _print_json(plan.as_dict())
+    else:
+        out.print(render_plan(plan, facts), markup=False, highlight=False)
+
+
+@app.command()
+def review(
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Facts to re-confirm (stale or expired) and conflicts waiting for a decision."""
+    with _open(db) as mem:
+        scope = mem.scope(tenant, user, agent)
+        stale, queue = scope.stale(), scope.review_queue()
+    if as_json:
+        _print_json({"stale": [s.as_dict() for s in stale], "conflicts": queue})
+        return
+    table = Table("id", "content", "why", title=f"{len(stale)} stale facts")
+    for s in stale:
+        table.add_row(s.fact.id, s.fact.content, s.reason)
+    out.print(table)
+    table = Table("item", "facts", "reason", title=f"{len(queue)} open conflicts")
+    for item in queue:
+        table.add_row(item["id"], ", ".join(item["fact_ids"]), item["reason"])
+    out.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    user: UserOption,
+    output: Annotated[Optional[Path], typer.Option("--out", "-o", help="File (jsonl) or directory (markdown); "
+                                                   "default: stdout for jsonl.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl or markdown")] = "jsonl",
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+) -> None:
+    """Export one user's memory: lossless JSONL, or editable Markdown fact cards."""
+    from .errors import InvalidInput
+    from .lifecycle.transfer import export_jsonl, export_markdown
+
+    with _open(db) as mem:
+        if fmt == "jsonl":
+            if output is None:
+                n = export_jsonl(mem, tenant, user, sys.stdout)
+            else:
+                with open(output, "w", encoding="utf-8") as fh:
+                    n = export_jsonl(mem, tenant, user, fh)
+            err.print(f"exported {n} records")
+        elif fmt == "markdown":
+            if output is None:
+                raise InvalidInput("--format markdown needs --out DIRECTORY")
+            err.print(f"wrote {export_markdown(mem, tenant, user, output)} cards under {output}")
+        else:
+            raise InvalidInput(f"unknown format {fmt!r}; use jsonl or markdown")
+
+
+@app.command("import")
+def import_cmd(
+    source: Annotated[Path, typer.Argument(help="A JSONL export, a directory of cards, or a DeerFlow memory root.")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl, markdown or deerflow")] = "jsonl",
+    user: Annotated[Optional[str], typer.Option("--user", "-u", help="Target user (jsonl: default the exported "
+                                                "user; markdown: required; deerflow: only this user).")] = None,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Import memory; everything is validated first and written in one transaction."""
+    from .errors import InvalidInput
+    from .lifecycle.deerflow import import_deerflow
+    from .lifecycle.transfer import import_jsonl, import_markdown
+
+    if not source.exists():
+        raise InvalidInput(f"{source}: no such file or directory")
+    with _open(db) as mem, Progress(console=err, transient=True) as progress:
+        progress.add_task(f"importing {source}", total=None)
+        if fmt == "jsonl":
+            with open(source, encoding="utf-8") as fh:
+                report = import_jsonl(mem, fh, tenant=tenant, user=user, source=str(source))
+        elif fmt == "markdown":
+            if not user:
+                raise InvalidInput("--format markdown needs --user")
+            report = import_markdown(mem, source, tenant=tenant, user=user)
+        elif fmt == "deerflow":
+            report = import_deerflow(mem, source, tenant=tenant, users=[user] if user else None)
+        else:
+            raise InvalidInput(f"unknown format {fmt!r}; use jsonl, markdown or deerflow")
+    data = report.as_dict()
+    if as_json:
+        _print_json(data)
+        return
+    out.print("imported: " + ", ".join(f"{k} {v}" for k, v in data.items() if isinstance(v, int) and v))
+    for line in data.get("rejected") or []:
+        out.print(f"  rejected {line}", style="yellow", markup=False)
+    for line in data.get("notes") or []:
+        out.print(f"  note: {line}", style="dim", markup=False)
+
+
 eval_app = typer.Typer(help="Retrieval evaluation.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 convert_app = typer.Typer(help="Convert published benchmarks to the evaluation format.", no_args_is_help=True)
