@@ -365,7 +365,8 @@ def forget(
     if as_json:
         _print_json(receipt.as_dict())
         return
-    table = Table("table", "rows", title=f"forgot {receipt.target} at {receipt.at.isoformat(timespec='seconds')}")
+    out.print(f"forgot {receipt.target} at {receipt.at.isoformat(timespec='seconds')}", markup=False)
+    table = Table("table", "rows")
     for name, n in sorted(receipt.counts.items()):
         table.add_row(name, str(n))
     out.print(table)
