@@ -30,6 +30,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/keyword_planner_quality.py
 	$(BIN)/python bench/assembly_latency.py
 	$(BIN)/python bench/hybrid_latency.py
+	$(BIN)/python bench/forget_latency.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
