@@ -454,6 +454,25 @@ class MemoryScope(_ContextMixin):
         self.memory._after_write(report.saved, report)
         return report
 
+    def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None) -> ApplyReport:
+        """Filter ``messages``, extract candidates (the offline rule extractor unless
+        ``extractor`` is given — anything with ``extract(filtered, profile=, existing=)``)
+        and pass them through the write gate. The one ingest path of a turn."""
+        from .pipeline.rules import RuleExtractor
+
+        engine = extractor or RuleExtractor()
+        filtered = self.memory.filter(messages)
+        if not filtered.has_user:
+            report = ApplyReport(filtered=filtered)
+            report.skipped = "no user message left after filtering"
+            return report
+        existing = self._store.list_facts(self.identity, live_at=self._now(), limit=200)
+        proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
+        report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
+                            extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
+        report.rejected.extend((None, f"unusable_output: {why}") for why in proposal.rejected)
+        return report
+
     def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:
         """An explicit profile write by the trusted application (still checked for grants)."""
         report = ApplyReport()
