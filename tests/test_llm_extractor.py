@@ -80,3 +80,23 @@ def test_parse_reply_tolerance():
         except ValueError:
             continue
         raise AssertionError(f"accepted {bad!r}")
+
+
+def test_removals_and_reinforcements_need_user_evidence(alice, clock):
+    city = alice.remember("用户住在杭州。", key="home_city")
+    tea = alice.remember("用户喜欢喝绿茶。", confidence=0.8)
+    clock.advance(days=10)
+    turn = [{"id": "u1", "role": "user", "content": "我已经不住杭州了。我还是很喜欢喝绿茶。"},
+            {"id": "a1", "role": "assistant", "content": "明白。"}]
+    payload = {**EMPTY,
+               "removals": [{"fact_id": city.id, "reason": "用户说已经不住杭州", "evidence_message_id": "u1"},
+                            {"fact_id": tea.id, "reason": "assistant said so", "evidence_message_id": "a1"}],
+               "reinforcements": [{"fact_id": tea.id, "evidence_message_id": "u1"},
+                                  {"fact_id": "no-such-fact", "evidence_message_id": "u1"}]}
+    report = alice.learn(turn, extractor=LLMExtractor(tool_model(payload)))
+    assert [f.id for f in report.removed] == [city.id] and [f.id for f in report.reinforced] == [tea.id]
+    assert sorted(r.split(":")[0] for _, r in report.rejected) == ["evidence_not_found", "fact_not_found"]
+    assert alice.get(city.id).status.value == "expired" and alice.get(city.id).valid_until == clock.now()
+    fresh = alice.get(tea.id)
+    assert fresh.confidence == 0.8 and fresh.last_confirmed_at == clock.now()
+    assert [f.content for f in alice.facts()] == ["用户喜欢喝绿茶。"]

@@ -89,6 +89,8 @@ class ApplyReport:
     duplicate_of: list[Fact] = field(default_factory=list)  # parallel to ``duplicates``
     rejected: list[tuple[Any, str]] = field(default_factory=list)
     profile_updated: list[str] = field(default_factory=list)
+    removed: list[Fact] = field(default_factory=list)  # no longer true, per the user: validity closed
+    reinforced: list[Fact] = field(default_factory=list)  # restated by the user: confirmation time moved
     skipped: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -104,6 +106,8 @@ class ApplyReport:
             "duplicates": [{"content": content(c), "reason": r} for c, r in self.duplicates],
             "rejected": [{"content": content(c), "reason": r} for c, r in self.rejected],
             "profile_updated": self.profile_updated,
+            "removed": [f.id for f in self.removed],
+            "reinforced": [f.id for f in self.reinforced],
             "skipped": self.skipped,
         }
 
@@ -429,6 +433,8 @@ class MemoryScope(_ContextMixin):
         *,
         thread_id: str | None = None,
         profile_updates: Iterable[Any] = (),
+        removals: Iterable[Any] = (),
+        reinforcements: Iterable[Any] = (),
         extractor: str = "scripted",
         extractor_version: str | None = None,
     ) -> ApplyReport:
@@ -451,8 +457,45 @@ class MemoryScope(_ContextMixin):
         with self._store.transaction():
             self._commit(parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             self._apply_profile(updates, filtered, report)
+            self._apply_lifecycle_hints(list(removals), list(reinforcements), filtered, report)
         self.memory._after_write(report.saved, report)
         return report
+
+    def _apply_lifecycle_hints(self, removals: list[Any], reinforcements: list[Any], filtered: FilterResult,
+                               report: ApplyReport) -> None:
+        """Removals close a fact's validity; reinforcements move its confirmation time
+        (never its confidence). Each needs a user message of this turn as evidence."""
+        now = self._now()
+        rows = filtered.by_id()
+        audit: list[AuditEntry] = []
+        for kind, items in (("remove", removals), ("reinforce", reinforcements)):
+            for raw in items:
+                item = raw if isinstance(raw, dict) else {}
+                fact = self._store.get_fact(self.identity, str(item.get("fact_id") or ""))
+                row = rows.get(str(item.get("evidence_message_id") or ""))
+                if fact is None or fact.status is not Status.COMMITTED:
+                    problem = f"fact_not_found: no live fact {item.get('fact_id')!r} in this scope"
+                elif row is None or row.role != "user":
+                    problem = f"evidence_not_found: a {kind} needs a user message of this conversation"
+                else:
+                    problem = None
+                if problem:
+                    report.rejected.append((raw, problem))
+                    audit.append(AuditEntry(now, "reject", problem.split(":")[0], problem))
+                    continue
+                if kind == "remove":
+                    reason = str(item.get("reason") or "the user said it no longer holds")[:300]
+                    self._store.update_fact(retire(fact, Status.EXPIRED, now, valid_to=now))
+                    report.removed.append(fact)
+                    audit.append(AuditEntry(now, "remove", "removed", reason, fact.id, content_hash(fact.content),
+                                            fact.content, row.id))
+                else:
+                    self._store.update_fact(fact.evolve(last_confirmed_at=now, updated_at=now))
+                    report.reinforced.append(fact)
+                    audit.append(AuditEntry(now, "reinforce", "restated", "restated by the user; confidence unchanged",
+                                            fact.id, content_hash(fact.content), None, row.id))
+        if audit:
+            self._store.record_audit(self.identity, audit)
 
     def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None) -> ApplyReport:
         """Filter ``messages``, extract candidates (the offline rule extractor unless
@@ -469,7 +512,7 @@ class MemoryScope(_ContextMixin):
         existing = self._store.list_facts(self.identity, live_at=self._now(), limit=200)
         proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
         report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
-                            extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
+                            removals=proposal.removals, reinforcements=proposal.reinforcements, extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
         report.rejected.extend((None, f"unusable_output: {why}") for why in proposal.rejected)
         return report
 
