@@ -127,6 +127,14 @@ class Store(ABC):
     @abstractmethod
     def restore_preference(self, identity: Identity, pref: Preference) -> None: ...
 
+    # -- update queue watermark ---------------------------------------------------
+    @abstractmethod
+    def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:
+        """Ids of the thread's messages already extracted."""
+
+    @abstractmethod
+    def mark_processed(self, identity: Identity, thread_id: str, message_ids: Sequence[str]) -> None: ...
+
     # -- consolidation and review -------------------------------------------------
     @abstractmethod
     def last_consolidation(self, identity: Identity) -> datetime | None: ...

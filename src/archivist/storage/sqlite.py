@@ -278,6 +278,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX runs_by_scope ON consolidation_runs(tenant, user_id, agent, started_at);
     """,
+    # 7: the update queue's per-thread watermark: message ids already extracted
+    """
+    CREATE TABLE processed_messages (
+        tenant     TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        thread_id  TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        PRIMARY KEY (tenant, user_id, agent, thread_id, message_id)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -824,6 +835,19 @@ class SQLiteStore(Store):
                                                chunk)}
         return found
 
+    # -- the update queue's watermark -------------------------------------------
+    def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:
+        rows = self._read("SELECT message_id FROM processed_messages WHERE tenant = ? AND user_id = ? AND agent = ? "
+                          "AND thread_id = ?", (identity.tenant, identity.user, identity.agent, thread_id))
+        return [r[0] for r in rows]
+
+    def mark_processed(self, identity: Identity, thread_id: str, message_ids: Sequence[str]) -> None:
+        with self.transaction():
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO processed_messages VALUES (?, ?, ?, ?, ?)",
+                [(identity.tenant, identity.user, identity.agent, thread_id, m) for m in message_ids],
+            )
+
     # -- consolidation and the review queue -----------------------------------
     def last_consolidation(self, identity):
         rows = self._read("SELECT max(started_at) FROM consolidation_runs WHERE tenant = ? AND user_id = ? AND agent = ?",
@@ -941,7 +965,8 @@ class SQLiteStore(Store):
         return changed
 
     USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states",
-                   "context_traces", "tombstones", "session_summaries", "review_items", "consolidation_runs")
+                   "context_traces", "tombstones", "session_summaries", "review_items", "consolidation_runs",
+                   "processed_messages")
 
     def forget_user(self, tenant: str, user: str) -> dict[str, int]:
         from ..pipeline.governance import content_hash

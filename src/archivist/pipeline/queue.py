@@ -1,0 +1,229 @@
+"""The background update queue between an agent's turns and memory extraction.
+
+* **Keyed** by (tenant, user, agent, thread); each key collects messages into a batch.
+* **Debounce with a maximum wait**: a batch runs ``debounce`` seconds after its last
+  message, but never later than ``max_wait`` after its first, so continuous traffic
+  cannot starve extraction.
+* **Exactly once per message**: message ids already processed in a thread (a persisted
+  per-thread watermark, so a restart does not re-extract) or already pending (the same
+  turn arriving from ``after_agent`` and from the summarization flush hook) are dropped
+  at submit.
+* **Bounded**: at most ``max_pending`` messages wait; beyond that ``submit`` raises
+  :class:`QueueFull` (backpressure) instead of growing without limit.
+* **Failures never reach the agent**: a failing batch is retried with exponential
+  backoff up to ``max_attempts``, then dropped and logged; the agent keeps working
+  without the update (no-memory mode for that batch).
+* **Async-friendly**: work happens on one daemon thread; ``submit`` only takes a lock
+  for a few microseconds, so calling it from an event loop does not block it.
+* **Graceful drain**: :meth:`drain` stops intake, runs everything pending now, and
+  joins the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ArchivistError
+from .filtering import to_message
+
+log = logging.getLogger("archivist.queue")
+
+
+class QueueFull(ArchivistError):
+    """Backpressure: the queue holds ``max_pending`` messages already."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKey:
+    tenant: str
+    user: str
+    agent: str
+    thread: str
+
+
+@dataclass
+class _Batch:
+    messages: dict[str, Any] = field(default_factory=dict)  # id -> message, in arrival order
+    first_at: float = 0.0
+    last_at: float = 0.0
+    attempts: int = 0
+    retry_at: float | None = None
+
+    def due(self, debounce: float, max_wait: float) -> float:
+        if self.retry_at is not None:
+            return self.retry_at
+        return min(self.last_at + debounce, self.first_at + max_wait)
+
+
+@dataclass
+class QueueStats:
+    submitted: int = 0
+    duplicates: int = 0
+    batches: int = 0
+    retries: int = 0
+    failed_batches: int = 0
+    rejected_full: int = 0
+    extractor_calls: int = 0
+
+
+class UpdateQueue:
+    """Debounced, deduplicated, bounded extraction in the background."""
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        extractor: Any = None,
+        debounce: float = 2.0,
+        max_wait: float = 10.0,
+        max_pending: int = 2000,
+        max_attempts: int = 4,
+        backoff: float = 0.5,
+        opted_out: Callable[[QueueKey], bool] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_result: Callable[[QueueKey, Any], None] | None = None,
+    ) -> None:
+        self.memory = memory
+        self.extractor = extractor
+        self.debounce, self.max_wait = debounce, max_wait
+        self.max_pending, self.max_attempts, self.backoff = max_pending, max_attempts, backoff
+        self.opted_out = opted_out or (lambda key: False)
+        self.clock = clock
+        self.on_result = on_result
+        self.stats = QueueStats()
+        self._batches: dict[QueueKey, _Batch] = {}
+        self._processed: dict[QueueKey, set[str]] = {}  # watermark cache, loaded from the store
+        self._running: set[QueueKey] = set()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._worker = threading.Thread(target=self._loop, name="archivist-update-queue", daemon=True)
+        self._worker.start()
+
+    # -- intake ---------------------------------------------------------------
+    def pending(self) -> int:
+        with self._cond:
+            return sum(len(b.messages) for b in self._batches.values())
+
+    def submit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any]) -> int:
+        """Queue messages of one thread; returns how many were new. Raises
+        :class:`QueueFull` when the queue is full (nothing of this call is queued)."""
+        key = QueueKey(tenant, user, agent, thread)
+        if self.opted_out(key):
+            return 0
+        items = [(to_message(m, i).id, m) for i, m in enumerate(messages)]
+        processed = self._watermark(key)
+        with self._cond:
+            if self._closed:
+                raise QueueFull("the queue is draining and takes no new work")
+            batch = self._batches.get(key)
+            fresh = [(mid, m) for mid, m in items
+                     if mid not in processed and not (batch and mid in batch.messages)]
+            self.stats.submitted += len(items)
+            self.stats.duplicates += len(items) - len(fresh)
+            if not fresh:
+                return 0
+            if sum(len(b.messages) for b in self._batches.values()) + len(fresh) > self.max_pending:
+                self.stats.rejected_full += 1
+                raise QueueFull(f"{self.max_pending} messages are already waiting for extraction")
+            now = self.clock()
+            if batch is None:
+                batch = self._batches[key] = _Batch(first_at=now)
+            batch.last_at = now
+            batch.messages.update(fresh)
+            self._cond.notify()
+            return len(fresh)
+
+    async def asubmit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any]) -> int:
+        """The same as :meth:`submit` (which never blocks on I/O), for async callers."""
+        return self.submit(tenant, user, agent, thread, messages)
+
+    def _watermark(self, key: QueueKey) -> set[str]:
+        cached = self._processed.get(key)
+        if cached is None:
+            ident = self.memory.scope(key.tenant, key.user, key.agent).identity
+            cached = set(self.memory.store.processed_messages(ident, key.thread))
+            self._processed[key] = cached
+        return cached
+
+    # -- work -------------------------------------------------------------------
+    def _next_due(self) -> tuple[QueueKey | None, float | None]:
+        best, when = None, None
+        for key, batch in self._batches.items():
+            if key in self._running:
+                continue
+            due = batch.due(self.debounce, self.max_wait)
+            if when is None or due < when:
+                best, when = key, due
+        return best, when
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    key, due = self._next_due()
+                    if key is not None and (self._closed or due <= self.clock()):
+                        batch = self._batches.pop(key)
+                        self._running.add(key)
+                        break
+                    if self._closed and not self._batches and not self._running:
+                        return
+                    timeout = None if due is None else max(0.0, due - self.clock())
+                    self._cond.wait(timeout if timeout is None else min(timeout, 0.5))
+            self._run(key, batch)
+
+    def _run(self, key: QueueKey, batch: _Batch) -> None:
+        messages = list(batch.messages.values())
+        try:
+            scope = self.memory.scope(key.tenant, key.user, key.agent)
+            self.stats.extractor_calls += 1
+            report = scope.learn(messages, thread_id=key.thread, extractor=self.extractor)
+            self.memory.store.mark_processed(scope.identity, key.thread, list(batch.messages))
+            with self._cond:
+                self._watermark(key).update(batch.messages)
+                self.stats.batches += 1
+            if self.on_result:
+                self.on_result(key, report)
+        except Exception as exc:  # a failed update never breaks the agent's turn
+            batch.attempts += 1
+            with self._cond:
+                if batch.attempts < self.max_attempts and not self._closed:
+                    self.stats.retries += 1
+                    batch.retry_at = self.clock() + self.backoff * 2 ** (batch.attempts - 1)
+                    merged = self._batches.pop(key, None)
+                    if merged is not None:  # messages that arrived meanwhile join the retry
+                        batch.messages.update(merged.messages)
+                    self._batches[key] = batch
+                    log.warning("memory update for %s failed (attempt %d): %s", key, batch.attempts, exc)
+                else:
+                    self.stats.failed_batches += 1
+                    log.error("memory update for %s dropped after %d attempts: %s", key, batch.attempts, exc)
+        finally:
+            with self._cond:
+                self._running.discard(key)
+                self._cond.notify_all()
+
+    # -- shutdown -------------------------------------------------------------
+    def drain(self, timeout: float | None = 30.0) -> bool:
+        """Stop intake, run everything pending now (no debounce), wait for the worker.
+        Returns False if the timeout passed first."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._worker.join(timeout)
+        return not self._worker.is_alive()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until nothing is pending or running (tests, CLIs)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._batches or self._running:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, 0.05))
+        return True
