@@ -11,8 +11,10 @@ class ScriptedToolModel(GenericFakeChatModel):
     ``with_structured_output`` (function calling) parses its tool calls."""
 
     seen: list = []
+    bound: list = []
 
     def bind_tools(self, tools, **kwargs):
+        self.bound.append([getattr(t, "name", None) or t.get("name") or t.get("title") for t in tools])
         return self
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
@@ -30,7 +32,7 @@ def text_model(*replies):
 
 
 def tool_model(*payloads):
-    return ScriptedToolModel(messages=iter([tool_reply(p) for p in payloads]), seen=[])
+    return ScriptedToolModel(messages=iter([tool_reply(p) for p in payloads]), seen=[], bound=[])
 
 
 def dumps(obj):

@@ -1,0 +1,179 @@
+"""LangChain 1.x integration: memory middleware for ``create_agent`` and a ``memory_search``
+tool whose identity comes from the runtime context, never from the model.
+
+    from langchain.agents import create_agent
+    from archivist.integrations.langchain import MemoryContext, MemoryMiddleware
+
+    memory = Memory.open("memory.db")
+    mw = MemoryMiddleware(memory, agent="support-bot", mode="auto")
+    agent = create_agent(model, tools=[...], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [...]}, context=MemoryContext(user_id="alice", thread_id="t-1"))
+
+Hooks (seed 000 §8, seed 004 §9):
+
+* ``before_agent`` snapshots this turn's real user input into state before any
+  summarization can rewrite history;
+* ``wrap_model_call`` / ``awrap_model_call`` put the rendered memory into the system
+  message of this call only — it is not written to state, so it can never be
+  extracted again;
+* ``after_agent`` queues extraction of the snapshot plus the final reply (the
+  :class:`~archivist.pipeline.queue.UpdateQueue` debounces, deduplicates and retries;
+  a failure there never fails the turn).
+
+``mode="tool"`` injects only a short note and registers the ``memory_search`` tool
+instead. An agent listed in ``opt_out`` (or ``opt_out=True``) reads and writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.tools import StructuredTool
+
+from ..pipeline.queue import QueueFull, UpdateQueue
+
+log = logging.getLogger("archivist.langchain")
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """The trusted caller identity, passed as ``context=`` to ``agent.invoke``."""
+
+    user_id: str
+    tenant: str = "default"
+    thread_id: str = "default"
+
+
+def identity_of(context: Any) -> tuple[str, str, str] | None:
+    """(tenant, user, thread) from a runtime context (a :class:`MemoryContext`, any object
+    with those attributes, or a dict); None when there is no user."""
+    if context is None:
+        return None
+    get = context.get if isinstance(context, dict) else (lambda name, default=None: getattr(context, name, default))
+    user = get("user_id") or get("user")
+    if not user:
+        return None
+    return str(get("tenant") or "default"), str(user), str(get("thread_id") or get("thread") or "default")
+
+
+class MemoryState(AgentState):
+    archivist_turn: NotRequired[list[dict[str, Any]]]  # this turn's user input, as it arrived
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return content if isinstance(content, str) else str(content)
+
+
+def _dict(message: Any, role: str) -> dict[str, Any]:
+    return {"id": getattr(message, "id", None), "role": role, "content": _text(message)}
+
+
+def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, budget: int = 900) -> StructuredTool:
+    """The ``memory_search`` tool: ``query`` and ``limit`` come from the model, the user
+    comes from ``ToolRuntime.context`` — there is no argument that could name another."""
+
+    def memory_search(query: str, runtime: ToolRuntime[Any], limit: int = 5) -> str:
+        ident = identity_of(runtime.context)
+        if ident is None:
+            return '{"results": [], "note": "memory is not available in this conversation"}'
+        tenant, user, _ = ident
+        scope = memory.scope(tenant, user, agent)
+        return scope.memory_search(query, limit=max(1, min(int(limit), top_k)), budget=budget)
+
+    return StructuredTool.from_function(
+        memory_search, name="memory_search",
+        description="Search what you remember about the user (preferences, background, corrections). "
+                    "Use short keyword queries.",
+    )
+
+
+class MemoryMiddleware(AgentMiddleware):
+    state_schema = MemoryState
+
+    def __init__(self, memory: Any, *, agent: str = "default", mode: str = "auto", budget: int = 900,
+                 queue: UpdateQueue | None = None, extractor: Any = None, opt_out: bool | set[str] = False,
+                 top_k: int = 5) -> None:
+        if mode not in ("auto", "tool"):
+            raise ValueError("mode must be 'auto' or 'tool'")
+        super().__init__()
+        self.memory, self.agent, self.mode, self.budget = memory, agent, mode, budget
+        self.opted_out = opt_out is True or (isinstance(opt_out, set) and agent in opt_out)
+        self.queue = queue or UpdateQueue(memory, extractor=extractor,
+                                          opted_out=lambda key: self.opted_out)
+        self.tools = [memory_search_tool(memory, agent=agent, top_k=top_k)] if mode == "tool" else []
+
+    # -- before the agent: what the user really said this turn --------------------
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.opted_out:
+            return None
+        messages = state.get("messages", [])
+        turn: list[dict[str, Any]] = []
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage):
+                turn.append(_dict(message, "user"))
+            elif turn or isinstance(message, AIMessage):
+                break
+        return {"archivist_turn": list(reversed(turn))}
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    # -- each model call: memory in the system message, for this call only ---------
+    def _system_with_memory(self, request: ModelRequest) -> ModelRequest:
+        ident = identity_of(getattr(request.runtime, "context", None))
+        if self.opted_out or ident is None:
+            return request
+        tenant, user, _ = ident
+        try:
+            scope = self.memory.scope(tenant, user, self.agent)
+            query = next((_text(m) for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
+            block = scope.render(mode=self.mode, budget=self.budget, query=query)
+        except Exception as exc:  # memory never costs the call
+            log.warning("memory not rendered for this call: %s", exc)
+            return request
+        if not block.text:
+            return request
+        base = _text(request.system_message) if request.system_message is not None else ""
+        system = SystemMessage(content=(base + "\n\n" if base else "") + block.text,
+                               additional_kwargs={"archivist": "memory_injected"})
+        return request.override(system_message=system)
+
+    def wrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
+        return handler(self._system_with_memory(request))
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
+        return await handler(self._system_with_memory(request))
+
+    # -- after the agent: queue extraction of the turn ------------------------------
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        ident = identity_of(getattr(runtime, "context", None))
+        if self.opted_out or ident is None:
+            return None
+        tenant, user, thread = ident
+        turn = list(state.get("archivist_turn") or [])
+        final = next((m for m in reversed(state.get("messages", []))
+                      if isinstance(m, AIMessage) and not m.tool_calls), None)
+        if final is not None:
+            turn.append(_dict(final, "assistant"))
+        if not any(m["role"] == "user" for m in turn):
+            return None
+        try:
+            self.queue.submit(tenant, user, self.agent, thread, turn)
+        except QueueFull as exc:  # backpressure: this turn goes unremembered, the agent goes on
+            log.warning("memory update skipped: %s", exc)
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
+
+    def close(self, timeout: float = 30.0) -> bool:
+        """Drain the update queue (call on shutdown)."""
+        return self.queue.drain(timeout)
