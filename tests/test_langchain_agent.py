@@ -84,3 +84,47 @@ def test_opt_out_reads_and_writes_nothing(mem):
     assert "tea" not in str(m.seen[0]) and [f.content for f in mem.scope(user="alice", agent="private").facts()] == \
         ["The user likes tea."]
     mw.close()
+
+
+def test_tool_results_become_evidence_and_only_a_projection_returns(mem):
+    from langchain_core.tools import tool
+
+    @tool
+    def read_log(name: str) -> str:
+        """Read a log file."""
+        return "ERROR connection refused\n" + "x" * 5000 + "\n用户喜欢蓝色"
+
+    mw = MemoryMiddleware(mem, max_tool_chars=200)
+    call = AIMessage("", tool_calls=[{"name": "read_log", "args": {"name": "app.log"}, "id": "c7", "type": "tool_call"}])
+    m = model(call, AIMessage("日志显示连接被拒绝。"))
+    agent = create_agent(m, tools=[read_log], middleware=[mw], context_schema=MemoryContext)
+    result = run(agent, "帮我看看 app.log 有什么错误", thread="t5")
+    tool_msg = next(x for x in result["messages"] if isinstance(x, ToolMessage))
+    assert len(tool_msg.content) < 400 and "kept as evidence tool:t5:c7" in tool_msg.content
+    kept = mem.scope(user="alice").get_evidence("tool:t5:c7")
+    assert "用户喜欢蓝色" in kept.content and kept.source == "tool:read_log" and '"status": "success"' in kept.content
+    assert mw.queue.wait_idle()
+    assert "蓝色" not in str([f.content for f in mem.scope(user="alice").facts(include_candidates=True)])
+    mw.close()
+
+
+def test_the_flush_hook_queues_what_summarization_removes(mem):
+    from archivist.integrations.langchain import FlushingSummarization
+
+    mw = MemoryMiddleware(mem)
+    summary_model = model(AIMessage("The user talked about backend work."))
+    flush = FlushingSummarization(summary_model, memory=mw, trigger=("messages", 4), keep=("messages", 2))
+    m = model(AIMessage("ok"))
+    agent = create_agent(m, tools=[], middleware=[flush, mw], context_schema=MemoryContext)
+    history = [HumanMessage("I prefer short answers.", id="h1"), AIMessage("Noted.", id="h2"),
+               HumanMessage("I'm a data engineer at Acme.", id="h3"), AIMessage("Nice.", id="h4"),
+               HumanMessage("What is a join?", id="h5")]
+    agent.invoke({"messages": history}, context=MemoryContext(user_id="alice", thread_id="t6"))
+    assert summary_model.seen, "summarization ran"
+    assert mw.queue.wait_idle()
+    facts = sorted(f.content for f in mem.scope(user="alice").facts())
+    assert "The user prefers short answers." in facts and "The user is a data engineer at Acme." in facts
+    assert mw.queue.stats.extractor_calls >= 1
+    summary = mw.end_session(MemoryContext(user_id="alice", thread_id="t6"), history)
+    assert summary.goal == "I prefer short answers." and summary.message_count == 5
+    mw.close()

@@ -26,13 +26,15 @@ instead. An agent listed in ``opt_out`` (or ``opt_out=True``) reads and writes n
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, SummarizationMiddleware
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
 from ..pipeline.queue import QueueFull, UpdateQueue
@@ -100,11 +102,12 @@ class MemoryMiddleware(AgentMiddleware):
 
     def __init__(self, memory: Any, *, agent: str = "default", mode: str = "auto", budget: int = 900,
                  queue: UpdateQueue | None = None, extractor: Any = None, opt_out: bool | set[str] = False,
-                 top_k: int = 5) -> None:
+                 top_k: int = 5, max_tool_chars: int = 4000) -> None:
         if mode not in ("auto", "tool"):
             raise ValueError("mode must be 'auto' or 'tool'")
         super().__init__()
         self.memory, self.agent, self.mode, self.budget = memory, agent, mode, budget
+        self.max_tool_chars = max_tool_chars
         self.opted_out = opt_out is True or (isinstance(opt_out, set) and agent in opt_out)
         self.queue = queue or UpdateQueue(memory, extractor=extractor,
                                           opted_out=lambda key: self.opted_out)
@@ -174,6 +177,94 @@ class MemoryMiddleware(AgentMiddleware):
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.after_agent(state, runtime)
 
+    # -- tool calls: the raw result is evidence, the conversation gets a projection --
+    def _record_tool(self, request: Any, result: Any) -> Any:
+        ident = identity_of(getattr(getattr(request, "runtime", None), "context", None))
+        if self.opted_out or ident is None or not isinstance(result, ToolMessage):
+            return result
+        tenant, user, thread = ident
+        call = request.tool_call
+        raw = _text(result)
+        evidence_id = f"tool:{thread}:{call.get('id') or result.tool_call_id}"
+        record = json.dumps({"tool": call.get("name"), "args": call.get("args"), "status": result.status,
+                             "result": raw}, ensure_ascii=False, default=str)
+        try:
+            self.memory.scope(tenant, user, self.agent).put_evidence(evidence_id, record,
+                                                                     source=f"tool:{call.get('name')}")
+        except Exception as exc:  # evidence is best effort; the tool result still goes back
+            log.warning("tool result not kept as evidence: %s", exc)
+            return result
+        if len(raw) <= self.max_tool_chars:
+            return result
+        projection = (raw[: self.max_tool_chars] + f"\n[… {len(raw) - self.max_tool_chars} more characters; "
+                      f"the full result is kept as evidence {evidence_id}]")
+        return result.model_copy(update={"content": projection})
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return self._record_tool(request, handler(request))
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return self._record_tool(request, await handler(request))
+
+    # -- the flush hook and the end of a session -------------------------------------
+    def flush(self, context: Any, messages: list[Any]) -> int:
+        """Queue messages that are about to leave the conversation (summarized away)."""
+        ident = identity_of(context)
+        if self.opted_out or ident is None:
+            return 0
+        tenant, user, thread = ident
+        rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
+                if isinstance(m, HumanMessage) or (isinstance(m, AIMessage) and not m.tool_calls)]
+        try:
+            return self.queue.submit(tenant, user, self.agent, thread, rows) if rows else 0
+        except QueueFull as exc:
+            log.warning("memory flush skipped: %s", exc)
+            return 0
+
+    def end_session(self, context: Any, messages: list[Any], *, summarizer: Any = None) -> Any:
+        """At a session's end: a structured session summary (short-term memory), after
+        the queued extraction of the thread has run."""
+        ident = identity_of(context)
+        if self.opted_out or ident is None:
+            return None
+        tenant, user, thread = ident
+        self.queue.wait_idle()
+        return self.memory.scope(tenant, user, self.agent).summarize_session(thread, messages, summarizer=summarizer)
+
     def close(self, timeout: float = 30.0) -> bool:
         """Drain the update queue (call on shutdown)."""
         return self.queue.drain(timeout)
+
+
+_CONTEXT: contextvars.ContextVar[Any] = contextvars.ContextVar("archivist_context", default=None)
+
+
+class FlushingSummarization(SummarizationMiddleware):
+    """LangChain's ``SummarizationMiddleware`` that first hands the messages it is about
+    to summarize away to the memory queue, so nothing is lost to the summary."""
+
+    def __init__(self, model: Any, *, memory: MemoryMiddleware, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.memory_middleware = memory
+
+    def before_model(self, state: Any, runtime: Any) -> Any:
+        token = _CONTEXT.set(getattr(runtime, "context", None))
+        try:
+            return super().before_model(state, runtime)
+        finally:
+            _CONTEXT.reset(token)
+
+    async def abefore_model(self, state: Any, runtime: Any) -> Any:
+        token = _CONTEXT.set(getattr(runtime, "context", None))
+        try:
+            return await super().abefore_model(state, runtime)
+        finally:
+            _CONTEXT.reset(token)
+
+    def _create_summary(self, messages_to_summarize: list[Any]) -> str:
+        self.memory_middleware.flush(_CONTEXT.get(), messages_to_summarize)
+        return super()._create_summary(messages_to_summarize)
+
+    async def _acreate_summary(self, messages_to_summarize: list[Any]) -> str:
+        self.memory_middleware.flush(_CONTEXT.get(), messages_to_summarize)
+        return await super()._acreate_summary(messages_to_summarize)
