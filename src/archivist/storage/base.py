@@ -127,6 +127,24 @@ class Store(ABC):
     @abstractmethod
     def restore_preference(self, identity: Identity, pref: Preference) -> None: ...
 
+    # -- LangGraph store items ------------------------------------------------------
+    @abstractmethod
+    def graph_put(self, tenant: str, namespace: str, user: str, key: str, value_json: str, now: datetime,
+                  ttl_minutes: float | None) -> None: ...
+
+    @abstractmethod
+    def graph_delete(self, tenant: str, namespace: str, key: str) -> None: ...
+
+    @abstractmethod
+    def graph_items(self, tenant: str, namespace_prefix: str, now: datetime, *, key: str | None = None) -> list[tuple]:
+        """(namespace, key, value_json, created_at, updated_at, expires_at, ttl) rows, unexpired."""
+
+    @abstractmethod
+    def graph_touch(self, tenant: str, keys: Sequence[tuple[str, str]], now: datetime) -> None: ...
+
+    @abstractmethod
+    def graph_namespaces(self, tenant: str, now: datetime) -> list[str]: ...
+
     # -- update queue watermark ---------------------------------------------------
     @abstractmethod
     def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:

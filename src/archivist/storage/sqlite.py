@@ -24,7 +24,7 @@ from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -288,6 +288,21 @@ MIGRATIONS: list[str] = [
         message_id TEXT NOT NULL,
         PRIMARY KEY (tenant, user_id, agent, thread_id, message_id)
     ) WITHOUT ROWID;
+    """,
+    # 8: items of the LangGraph store adapter (namespace[0] is the user, for forgetting)
+    """
+    CREATE TABLE graph_items (
+        tenant     TEXT NOT NULL,
+        namespace  TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        expires_at TEXT,
+        ttl_minutes REAL,
+        PRIMARY KEY (tenant, namespace, key)
+    );
     """,
 ]
 
@@ -835,6 +850,51 @@ class SQLiteStore(Store):
                                                chunk)}
         return found
 
+    # -- LangGraph store items ------------------------------------------------------
+    _GRAPH_COLUMNS = "namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
+
+    def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes):
+        expires = _ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes else None
+        with self.transaction():
+            self._write(
+                "INSERT INTO graph_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, namespace, key) "
+                "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, "
+                "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes",
+                (tenant, namespace, user, key, value_json, _ts(now), _ts(now), expires, ttl_minutes),
+            )
+
+    def graph_delete(self, tenant, namespace, key):
+        with self.transaction():
+            self._write("DELETE FROM graph_items WHERE tenant = ? AND namespace = ? AND key = ?", (tenant, namespace, key))
+
+    def graph_items(self, tenant, namespace_prefix, now, *, key=None):
+        """Unexpired items whose namespace equals or starts with the prefix (or one key)."""
+        sql = (f"SELECT {self._GRAPH_COLUMNS} FROM graph_items WHERE tenant = ? "
+               "AND (expires_at IS NULL OR expires_at > ?)")
+        params: list = [tenant, _ts(now)]
+        if key is not None:
+            sql += " AND namespace = ? AND key = ?"
+            params += [namespace_prefix, key]
+        elif namespace_prefix:
+            sql += " AND (namespace = ? OR substr(namespace, 1, ?) = ?)"
+            params += [namespace_prefix, len(namespace_prefix) + 1, namespace_prefix + "\x1f"]
+        return self._read(sql + " ORDER BY updated_at DESC, namespace, key", params)
+
+    def graph_touch(self, tenant, keys, now):
+        """Refresh the TTL of (namespace, key) pairs that have one."""
+        with self.transaction():
+            for namespace, key in keys:
+                row = self._write("SELECT ttl_minutes FROM graph_items WHERE tenant = ? AND namespace = ? AND key = ?",
+                                  (tenant, namespace, key)).fetchone()
+                if row and row[0]:
+                    self._write("UPDATE graph_items SET expires_at = ? WHERE tenant = ? AND namespace = ? AND key = ?",
+                                (_ts(now + timedelta(minutes=row[0])), tenant, namespace, key))
+
+    def graph_namespaces(self, tenant, now):
+        return [r[0] for r in self._read("SELECT DISTINCT namespace FROM graph_items WHERE tenant = ? "
+                                         "AND (expires_at IS NULL OR expires_at > ?) ORDER BY namespace",
+                                         (tenant, _ts(now)))]
+
     # -- the update queue's watermark -------------------------------------------
     def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:
         rows = self._read("SELECT message_id FROM processed_messages WHERE tenant = ? AND user_id = ? AND agent = ? "
@@ -966,7 +1026,7 @@ class SQLiteStore(Store):
 
     USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states",
                    "context_traces", "tombstones", "session_summaries", "review_items", "consolidation_runs",
-                   "processed_messages")
+                   "processed_messages", "graph_items")
 
     def forget_user(self, tenant: str, user: str) -> dict[str, int]:
         from ..pipeline.governance import content_hash
