@@ -217,6 +217,16 @@ class UpdateQueue:
         self._worker.join(timeout)
         return not self._worker.is_alive()
 
+    def run_pending(self, timeout: float = 10.0) -> bool:
+        """Run every pending batch now, without waiting for its debounce (end of a
+        session, a CLI, a test); the queue stays open."""
+        with self._cond:
+            now = self.clock()
+            for batch in self._batches.values():
+                batch.retry_at = now
+            self._cond.notify_all()
+        return self.wait_idle(timeout)
+
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until nothing is pending or running (tests, CLIs)."""
         deadline = time.monotonic() + timeout
