@@ -514,6 +514,10 @@ class MemoryScope(_ContextMixin):
         report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
                             removals=proposal.removals, reinforcements=proposal.reinforcements, extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
         report.rejected.extend((None, f"unusable_output: {why}") for why in proposal.rejected)
+        if proposal.rejected:
+            now = self._now()
+            self._store.record_audit(self.identity, [AuditEntry(now, "reject", "unusable_output", why[:500])
+                                                     for why in proposal.rejected])
         return report
 
     def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:
