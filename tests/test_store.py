@@ -111,7 +111,9 @@ def test_a_failed_batch_leaves_no_partial_write(alice, monkeypatch):
 def test_one_committed_fact_per_key_is_enforced_by_the_database(alice, mem):
     fact = alice.remember("用户偏好中文。", key="response_language")
     dup = fact.evolve(id="00000000-0000-7000-8000-000000000000")
-    with pytest.raises(sqlite3.IntegrityError):
+    from archivist.errors import StoreConflict
+
+    with pytest.raises(StoreConflict, match="UNIQUE"):
         mem.store.insert_fact(dup)
 
 

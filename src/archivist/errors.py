@@ -124,6 +124,10 @@ class StoreError(ArchivistError):
     pass
 
 
+class StoreConflict(StoreError):
+    """A write collided with a rule the database enforces (a unique key, a link)."""
+
+
 class StoreLocked(StoreError):
     pass
 

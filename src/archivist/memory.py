@@ -12,13 +12,14 @@ and rendering meet. Everything else is a pure stage or a backend.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .clock import Clock, SystemClock
+from .clock import Clock, SystemClock, ensure_utc
 from .context.memory_block import RenderedMemory, render_memory, search_results_json
 from .clock import parse_time
 from .context.assemble import Assembler, ContextRequest, ModelView
@@ -66,8 +67,10 @@ from .pipeline.governance import (
     forgotten,
     gate,
     gate_profile,
+    is_near_duplicate,
     parse_candidate,
     parse_profile_update,
+    reject,
 )
 from .index.embed import Embedder, get_embedder
 from .retrieval.hybrid import HybridRanking
@@ -139,6 +142,7 @@ class Memory:
         self.hybrid = hybrid or HybridRanking()
         self.filter = message_filter or filter_messages
         self.vector_fallback = vector_fallback
+        self._queues: weakref.WeakSet[Any] = weakref.WeakSet()  # update queues feeding this memory
         self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
         if self.embedder is not None:
             stored = store.vector_model()
@@ -211,6 +215,8 @@ class Memory:
         in the files. An admin operation: it takes no scope."""
         if not user:
             raise InvalidInput("forget_user needs a user id")
+        for queue in list(self._queues):  # queued turns of this user must not bring it back
+            queue.discard_user(tenant, user)
         counts = self.store.forget_user(tenant, user)
         return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
 
@@ -599,6 +605,11 @@ class MemoryScope(_ContextMixin):
                 elif decision.action is Action.DUPLICATE:
                     report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
                     report.duplicate_of.append(decision.existing)
+                elif (decision.action is Action.SUPERSEDE and when is not None and decision.existing.valid_from
+                      and when < decision.existing.valid_from):
+                    decision = reject("older_than_current", "a statement dated before the current value of this "
+                                      "key does not replace it", cand)
+                    report.rejected.append((raw, f"{decision.code}: {decision.reason}"))
                 else:
                     fact = self._build_fact(cand, decision, thread_id, extractor, when or now, recorded=now)
                     if decision.action is Action.SUPERSEDE:
@@ -769,7 +780,11 @@ class MemoryScope(_ContextMixin):
         fact = self._store.get_fact(self.identity, fact_id)
         if fact is None:
             raise FactNotFound(f"no fact {fact_id!r} in this scope")
-        ids = [f.id for f in self._store.history(self.identity, fact_id)] if all_versions else [fact_id]
+        ids = [fact_id]
+        if all_versions:  # the version chain, and near-duplicates consolidation merged into it
+            ids = [f.id for f in self._store.history(self.identity, fact_id)]
+            retired = self._store.list_facts(self.identity, statuses=(Status.SUPERSEDED, Status.ARCHIVED))
+            ids += [f.id for f in retired if f.id not in ids and is_near_duplicate(f.content, fact.content)]
         now = self._now()
         counts = self._store.forget_fact(self.identity, ids, at=now)
         return ForgetReceipt(f"fact:{fact_id}", now, counts)
@@ -781,7 +796,7 @@ class MemoryScope(_ContextMixin):
     def as_of(self, when: datetime | str) -> list[Fact]:
         """What this scope's memory held at ``when`` (transaction time): facts recorded by
         then and not yet superseded, archived or expired at that moment."""
-        return self._store.facts_as_of(self.identity, parse_time(when) if isinstance(when, str) else when)
+        return self._store.facts_as_of(self.identity, parse_time(when) if isinstance(when, str) else ensure_utc(when))
 
     def profile(self) -> Profile:
         return self._store.get_profile(self.identity)
@@ -879,7 +894,9 @@ def retire(fact: Fact, status: Status, now: datetime, *, valid_to: datetime | No
     end = fact.valid_until
     if valid_to is not None and (end is None or valid_to < end):
         end = valid_to
-    return fact.evolve(status=status, updated_at=now, retired_at=now, valid_until=end)
+    if end is not None and fact.valid_from is not None and end < fact.valid_from:
+        end = fact.valid_from  # validity never ends before it starts
+    return fact.evolve(status=status, updated_at=now, retired_at=fact.retired_at or now, valid_until=end)
 
 
 def _audit_entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:

@@ -73,6 +73,7 @@ class ConsolidationPlan:
     actions: list[Action] = field(default_factory=list)
     applied: bool = False
     run_id: str | None = None
+    skipped: list[str] = field(default_factory=list)  # facts that changed between planning and applying
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(a.op for a in self.actions))
@@ -82,7 +83,7 @@ class ConsolidationPlan:
                 "last_run": self.last_run.isoformat() if self.last_run else None,
                 "new_sessions": self.new_sessions, "topics": self.topics, "gathered": self.gathered,
                 "counts": self.counts(), "actions": [a.as_dict() for a in self.actions],
-                "applied": self.applied, "run_id": self.run_id}
+                "applied": self.applied, "run_id": self.run_id, "skipped": self.skipped}
 
 
 class PairJudge(Protocol):
@@ -211,10 +212,18 @@ def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Acti
 
     audit: list[AuditEntry] = []
     run_id = new_id()
+    live = (Status.COMMITTED, Status.CANDIDATE)
     with store.transaction():
         for n, a in enumerate(plan.actions):
             fact = store.get_fact(ident, a.fact_id)
-            if fact is None:
+            # the plan was made outside this transaction: act only on what is still as planned
+            if fact is None or (a.op == "fold") != (fact.status is Status.SUPERSEDED) or \
+                    (a.op != "fold" and fact.status not in live):
+                plan.skipped.append(a.fact_id)
+                continue
+            keep = store.get_fact(ident, a.keep_id) if a.keep_id else None
+            if a.op in ("merge", "supersede", "fold") and (keep is None or keep.status is not Status.COMMITTED):
+                plan.skipped.append(a.fact_id)
                 continue
             if a.op == "expire":
                 store.update_fact(retire(fact, Status.EXPIRED, now))
@@ -223,9 +232,9 @@ def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Acti
             elif a.op == "merge":
                 store.update_fact(retire(fact, Status.SUPERSEDED, now))
             elif a.op == "supersede":
-                keep = store.get_fact(ident, a.keep_id)
-                store.update_fact(retire(fact, Status.SUPERSEDED, now, valid_to=keep.valid_from if keep else now))
-                if keep is not None and keep.supersedes is None:
+                store.update_fact(retire(fact, Status.SUPERSEDED, now, valid_to=keep.valid_from))
+                has_successor = any(f.supersedes == fact.id for f in store.history(ident, fact.id))
+                if keep.supersedes is None and not has_successor:  # never fork a version chain
                     store.update_fact(keep.evolve(supersedes=fact.id, version=fact.version + 1, updated_at=now))
             elif a.op == "review":
                 store.add_review_item(ident, new_id(), "conflict", (a.fact_id, *a.other_ids), a.reason, now)

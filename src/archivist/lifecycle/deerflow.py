@@ -39,7 +39,7 @@ from ..model import (
     SourceType,
     Status,
 )
-from ..pipeline.governance import Candidate, gate
+from ..pipeline.governance import Candidate, content_hash, gate
 
 SECTION_NAMES = {"".join(w.title() if i else w for i, w in enumerate(name.split("_"))): name
                  for name in PROFILE_SECTIONS}  # workContext -> work_context
@@ -97,6 +97,9 @@ def _fact(front: dict[str, Any], body: str, where: str, tenant: str, user: str, 
         source = {"type": "unknown", "threadId": None}
     conversation = source.get("type") == "conversation"
     created = _time(front.get("createdAt"), where, "createdAt") or now
+    revision = front.get("revision", 1) or 1
+    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+        raise InvalidInput(f"{where}: revision must be an integer >= 1, got {revision!r}")
     status = front.get("status", "active")
     if status != "active":
         raise InvalidInput(f"{where}: status {status!r} (only active cards are memory)")
@@ -110,7 +113,7 @@ def _fact(front: dict[str, Any], body: str, where: str, tenant: str, user: str, 
                               f"category {front.get('category')}"),
         created_at=created, updated_at=_time(front.get("updatedAt"), where, "updatedAt") or created,
         last_confirmed_at=_time(front.get("lastConfirmedAt"), where, "lastConfirmedAt") or created,
-        version=int(front.get("revision", 1) or 1), valid_from=created, recorded_at=now,
+        version=revision, valid_from=created, recorded_at=now,
     )
 
 
@@ -172,6 +175,9 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
     accepted: list[Fact] = []
     config = memory.governance
     for path, fact in facts:
+        if memory.store.is_tombstoned(fact.identity, content_hash(fact.content)):
+            report.rejected.append(f"{path}: forgotten: the user asked to forget this")
+            continue
         decision = gate(Candidate(fact.content, fact.category, fact.scope, fact.durability, fact.authority,
                                   fact.confidence, source_type=SourceType.EXPLICIT), config)
         if decision.accepted:

@@ -18,6 +18,7 @@ one transaction.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,7 @@ from typing import Any
 
 from ..clock import parse_time
 from ..errors import InvalidInput
+from ..pipeline.governance import content_hash
 from ..model import (
     Authority,
     Category,
@@ -55,11 +57,17 @@ def _time(value: Any, name: str, *, required: bool = True) -> datetime | None:
     return parse_time(value)
 
 
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$")  # ids and agent names: also file names
+
+
 def fact_from_dict(d: dict[str, Any]) -> Fact:
     """The inverse of :meth:`Fact.as_dict`; raises ``ValueError``/``KeyError`` on bad input."""
     p = d.get("provenance") or {}
-    if not isinstance(d.get("id"), str) or not d["id"]:
-        raise ValueError("id must be a non-empty string")
+    if not isinstance(d.get("id"), str) or not SAFE_NAME.match(d["id"]) or ".." in d["id"]:
+        raise ValueError(f"id must be 1-128 letters, digits or _.:@- (got {d.get('id')!r})")
+    agent = d.get("agent") or "default"
+    if not isinstance(agent, str) or not SAFE_NAME.match(agent) or ".." in agent:
+        raise ValueError(f"agent must be 1-128 letters, digits or _.:@- (got {agent!r})")
     if not isinstance(d.get("content"), str) or not d["content"].strip():
         raise ValueError("content must be a non-empty string")
     confidence = d.get("confidence")
@@ -210,7 +218,9 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
                                                    tuple(r.get("source_message_ids") or ()))))
             elif kind == "preference":
-                other.append((kind, Preference(r["key"], r["value"], bool(r["trusted"]), r["source"], int(r["version"]),
+                if not isinstance(r["trusted"], bool):
+                    raise ValueError(f"trusted must be true or false, got {r['trusted']!r}")
+                other.append((kind, Preference(r["key"], r["value"], r["trusted"], r["source"], int(r["version"]),
                                                _time(r["updated_at"], "updated_at"),
                                                _time(r.get("expires_at"), "expires_at", required=False))))
             elif kind == "evidence":
@@ -233,7 +243,16 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         first = next(n for n, f in facts if f.id in present)
         raise InvalidInput(f"{source}:{first}: fact id {next(iter(sorted(present)))!r} is already in the store")
     _check_links(facts, source)
+    _check_against_store(store, facts, other, tenant, target, source)
     report = ImportReport()
+    kept = []
+    for number, fact in facts:  # forgotten content stays forgotten
+        if store.is_tombstoned(fact.identity, content_hash(fact.content)) and fact.status is Status.COMMITTED:
+            report.notes.append(f"{source}:{number}: fact {fact.id} was forgotten here; not imported")
+        else:
+            kept.append((number, fact))
+    dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
+    facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
     with store.transaction():
         for _, fact in _in_link_order(facts):
             store.insert_fact(fact)
@@ -258,6 +277,24 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
     committed = [f for _, f in facts if f.status is Status.COMMITTED]
     memory._after_write(committed)
     return report
+
+
+def _check_against_store(store, facts, other, tenant: str, user: str, source: str) -> None:
+    """What the file cannot know: keys, preferences and summaries the target already has."""
+    agents = {f.identity.agent for _, f in facts}
+    for agent in agents:
+        live = {f.key for f in store.list_facts(Identity(tenant, user, agent)) if f.key}
+        for number, f in facts:
+            if f.identity.agent == agent and f.key in live and f.status is Status.COMMITTED:
+                raise InvalidInput(f"{source}:{number}: the store already holds a live fact for key {f.key!r}")
+    prefs = {p.key for p in store.get_preferences(Identity(tenant, user, "default"))}
+    for kind, item in other:
+        if kind == "preference" and item.key in prefs:
+            raise InvalidInput(f"{source}: the store already holds preference {item.key!r} for {user!r}")
+        if kind not in ("profile_section", "preference", "evidence", "tombstone"):  # a summary, keyed by agent
+            ident = Identity(tenant, user, kind)
+            if any(s.id == item.id for s in store.list_summaries(ident, limit=1_000_000)):
+                raise InvalidInput(f"{source}: session summary {item.id!r} is already in the store")
 
 
 def _check_links(facts: list[tuple[int, Fact]], source: str) -> None:
@@ -320,7 +357,10 @@ def read_card(path: Path) -> tuple[dict[str, Any], str]:
     """(front matter, body) of a card; ``InvalidInput`` naming the file when malformed."""
     import yaml
 
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start})") from None
     if not text.startswith("---\n"):
         raise InvalidInput(f"{path}: no front matter (the file must start with a '---' line)")
     end = text.find("\n---", 4)
@@ -377,7 +417,7 @@ def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> Impor
             if existing is None:
                 if memory.store.fact_ids_present([card.id]):
                     raise InvalidInput(f"{path}: fact id {card.id!r} belongs to another user or agent")
-                if card.supersedes and not memory.store.fact_ids_present([card.supersedes]):
+                if card.supersedes and memory.store.get_fact(card.identity, card.supersedes) is None:
                     card = card.evolve(supersedes=None)  # cards carry live facts, not their history
                     report.notes.append(f"{path.name}: earlier versions are not in this store; link dropped")
                 memory.store.insert_fact(card)

@@ -101,6 +101,9 @@ class UpdateQueue:
         self._running: set[QueueKey] = set()
         self._cond = threading.Condition()
         self._closed = False
+        registry = getattr(memory, "_queues", None)
+        if registry is not None:
+            registry.add(self)  # so forgetting a user can discard their queued turns
         self._worker = threading.Thread(target=self._loop, name="archivist-update-queue", daemon=True)
         self._worker.start()
 
@@ -206,6 +209,15 @@ class UpdateQueue:
             with self._cond:
                 self._running.discard(key)
                 self._cond.notify_all()
+
+    def discard_user(self, tenant: str, user: str) -> int:
+        """Drop pending batches and cached watermarks of a user being forgotten."""
+        with self._cond:
+            keys = [k for k in self._batches if (k.tenant, k.user) == (tenant, user)]
+            dropped = sum(len(self._batches.pop(k).messages) for k in keys)
+            for k in [k for k in self._processed if (k.tenant, k.user) == (tenant, user)]:
+                del self._processed[k]
+            return dropped
 
     # -- shutdown -------------------------------------------------------------
     def drain(self, timeout: float | None = 30.0) -> bool:

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..clock import parse_time
-from ..errors import EmbedderMismatch, SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
+from ..clock import ensure_utc, parse_time
+from ..errors import EmbedderMismatch, StoreConflict, SchemaTooNew, StaleWrite, StoreCorrupt, StoreError, StoreLocked
 from ..index.text import match_expression, segment_for_index
 from ..index.vectors import VectorIndex, open_index
 from ..model import (
@@ -336,7 +336,8 @@ def scope_range(scope_id: int) -> tuple[int, int]:
 
 
 def _ts(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="microseconds") if value else None
+    """Stored times are UTC text, so that comparing them as text compares instants."""
+    return ensure_utc(value).isoformat(timespec="microseconds") if value else None
 
 
 def _fact_params(f: Fact) -> tuple:
@@ -526,8 +527,8 @@ class SQLiteStore(Store):
             raise StoreError("internal: a write outside a transaction")
         try:
             return self._conn.execute(sql, params)
-        except sqlite3.IntegrityError:
-            raise
+        except sqlite3.IntegrityError as exc:
+            raise StoreConflict(f"{self.path}: {exc}") from exc
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from exc
 
@@ -704,7 +705,7 @@ class SQLiteStore(Store):
         rows = self._read(
             f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? "
             "AND recorded_at IS NOT NULL AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?) "
-            "AND (valid_until IS NULL OR valid_until > ?) ORDER BY created_at DESC, seq DESC",
+            "AND (retired_at IS NOT NULL OR valid_until IS NULL OR valid_until > ?) ORDER BY created_at DESC, seq DESC",
             (identity.tenant, identity.user, identity.agent, t, t, t),
         )
         return [_fact_from_row(r) for r in rows]
@@ -979,8 +980,9 @@ class SQLiteStore(Store):
                     self._bump_vectors(scope_id, deletes=[seq])
                 count("embedding_cache", self._write("DELETE FROM embedding_cache WHERE content_hash = ?",
                                                      (content_hash(fact.embed_text),)).rowcount)
-                count("facts (links cleared)", self._write("UPDATE facts SET supersedes = NULL WHERE supersedes = ?",
-                                                           (fact_id,)).rowcount)
+                count("facts (links cleared)", self._write(
+                    "UPDATE facts SET supersedes = NULL WHERE supersedes = ? AND tenant = ? AND user_id = ? AND agent = ?",
+                    (fact_id, *scope)).rowcount)
                 count("facts", self._write("DELETE FROM facts WHERE seq = ?", (seq,)).rowcount)
                 count("audit (text redacted)", self._write(
                     "UPDATE audit SET content = NULL, reason = replace(reason, ?, '[forgotten]') "
@@ -1005,7 +1007,8 @@ class SQLiteStore(Store):
                 )
         if counts:
             self.vectors.forget(scope_id)
-            self._purge(vacuum=False)
+            if not self._purge(vacuum=False):
+                counts["wal not truncated (readers active; forget again later)"] = 1
         return counts
 
     def _redact(self, table: str, column: str, identity: Identity, quotes: Sequence[str]) -> int:
@@ -1057,10 +1060,11 @@ class SQLiteStore(Store):
         self._scope_ids = {k: v for k, v in self._scope_ids.items() if (k[0], k[1]) != (tenant, user)}
         for scope_id in scopes:
             self.vectors.forget(scope_id)
-        self._purge(vacuum=True)
+        if not self._purge(vacuum=True):
+            counts["wal not truncated (readers active; forget again later)"] = 1
         return counts
 
-    def _purge(self, *, vacuum: bool) -> None:
+    def _purge(self, *, vacuum: bool) -> bool:
         """Make deleted text unrecoverable from the files: merge the keyword index into
         fresh segments (its old pages are zeroed by secure_delete), optionally VACUUM,
         and truncate the WAL, which still holds the pages written before."""
@@ -1070,9 +1074,28 @@ class SQLiteStore(Store):
                     self._write("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
                 if vacuum:
                     self._conn.execute("VACUUM")
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from exc
+        self._purge_sidecar()
+        return not busy  # busy: another connection is reading, and the WAL keeps old pages until reset
+
+    def _purge_sidecar(self) -> None:
+        """A sqlite-vec sidecar this process is not using may still hold forgotten vectors."""
+        from ..index.vectors import SqliteVecIndex, sidecar_path, sqlite_vec_available
+
+        path = sidecar_path(self.path)
+        if isinstance(self.vectors, SqliteVecIndex) or path == ":memory:" or not Path(path).exists():
+            return
+        if sqlite_vec_available():
+            other = SqliteVecIndex(path)
+            try:
+                other.forget(0)
+            finally:
+                other.close()
+        else:  # derived data: without the extension nothing can have it open, so remove it
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
 
     # -- vectors (derived) ----------------------------------------------------
     def vector_model(self) -> tuple[str, int] | None:
