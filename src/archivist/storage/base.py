@@ -145,6 +145,17 @@ class Store(ABC):
     @abstractmethod
     def graph_namespaces(self, tenant: str, now: datetime) -> list[str]: ...
 
+    # -- API keys (hashes only) ------------------------------------------------------
+    @abstractmethod
+    def put_api_key(self, key_id: str, key_hash: str, tenant: str, users: list[str], agents: list[str], role: str,
+                    label: str | None, at: datetime) -> None: ...
+
+    @abstractmethod
+    def find_api_key(self, key_hash: str) -> dict | None: ...
+
+    @abstractmethod
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool: ...
+
     # -- update queue watermark ---------------------------------------------------
     @abstractmethod
     def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:

@@ -304,6 +304,20 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tenant, namespace, key)
     );
     """,
+    # 9: service API keys (only a hash of the secret is stored)
+    """
+    CREATE TABLE api_keys (
+        id         TEXT PRIMARY KEY,
+        key_hash   TEXT NOT NULL UNIQUE,
+        tenant     TEXT NOT NULL,
+        users      TEXT NOT NULL,
+        agents     TEXT NOT NULL,
+        role       TEXT NOT NULL,
+        label      TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -895,6 +909,26 @@ class SQLiteStore(Store):
         return [r[0] for r in self._read("SELECT DISTINCT namespace FROM graph_items WHERE tenant = ? "
                                          "AND (expires_at IS NULL OR expires_at > ?) ORDER BY namespace",
                                          (tenant, _ts(now)))]
+
+    # -- API keys -------------------------------------------------------------------
+    def put_api_key(self, key_id, key_hash, tenant, users, agents, role, label, at):
+        with self.transaction():
+            self._write("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                        (key_id, key_hash, tenant, json.dumps(users), json.dumps(agents), role, label, _ts(at)))
+
+    def find_api_key(self, key_hash):
+        rows = self._read("SELECT id, tenant, users, agents, role, label FROM api_keys WHERE key_hash = ? "
+                          "AND revoked_at IS NULL", (key_hash,))
+        if not rows:
+            return None
+        kid, tenant, users, agents, role, label = rows[0]
+        return {"id": kid, "tenant": tenant, "users": json.loads(users), "agents": json.loads(agents),
+                "role": role, "label": label}
+
+    def revoke_api_key(self, key_id, at):
+        with self.transaction():
+            return self._write("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                               (_ts(at), key_id)).rowcount == 1
 
     # -- the update queue's watermark -------------------------------------------
     def processed_messages(self, identity: Identity, thread_id: str) -> list[str]:

@@ -1,0 +1,1 @@
+"""The REST service: API keys, the FastAPI app."""

@@ -1,0 +1,290 @@
+"""The REST API (FastAPI, OpenAPI 3).
+
+Identity always comes from the API key: the key fixes the tenant and the users and
+agents it may act for; a request names the user in its path (``/v1/users/{user}/…``)
+and the agent in the ``X-Agent`` header (default ``default``), and both are checked
+against the key — never taken from a body or a query parameter. Errors are
+``application/problem+json``. Bodies above ``max_body`` bytes get 413 before they are
+read whole.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import (
+    ArchivistError,
+    BudgetExceeded,
+    EvidenceNotFound,
+    FactNotFound,
+    InvalidInput,
+    StaleWrite,
+    StoreConflict,
+    StoreLocked,
+    TraceNotFound,
+    WriteRejected,
+)
+from ..model import new_id
+from .keys import Principal, principal_for
+
+ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
+NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
+PROBLEM = "application/problem+json"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail = status, title, detail
+
+
+def problem(status: int, title: str, detail: str, instance: str = "", **extra: Any) -> JSONResponse:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, "instance": instance, **extra}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+
+
+_STATUS = [
+    (FactNotFound, 404, "not found"), (TraceNotFound, 404, "not found"), (EvidenceNotFound, 404, "not found"),
+    (StaleWrite, 409, "stale write"), (StoreConflict, 409, "conflict"), (WriteRejected, 422, "rejected by the write gate"),
+    (BudgetExceeded, 422, "over budget"), (InvalidInput, 422, "invalid input"), (StoreLocked, 503, "store busy"),
+]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberBody(Strict):
+    content: str = Field(min_length=1, max_length=20_000)
+    category: str = "context"
+    key: str | None = Field(default=None, max_length=120)
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    kind: Literal["fact", "inference", "heuristic"] = "fact"
+    valid_until: str | None = None
+
+
+class MessageIn(Strict):
+    id: str | None = Field(default=None, max_length=200)
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str = Field(max_length=100_000)
+
+
+class IngestBody(Strict):
+    thread_id: str = Field(default="default", pattern=NAME)
+    messages: list[MessageIn] = Field(min_length=1, max_length=500)
+
+
+class SearchBody(Strict):
+    query: str = Field(max_length=10_000)
+    k: int = Field(default=5, ge=1, le=100)
+    mode: Literal["keyword", "vector", "hybrid"] | None = None
+
+
+class ContextBody(Strict):
+    query: str = Field(min_length=1, max_length=20_000)
+    budget: int = Field(default=4000, ge=100, le=2_000_000)
+    reserve: int = Field(default=500, ge=0, le=1_000_000)
+    system: str = Field(default="", max_length=50_000)
+
+
+class PreferenceBody(Strict):
+    value: str = Field(min_length=1, max_length=2000)
+    based_on: int = Field(default=0, ge=0)
+    expires_at: str | None = None
+
+
+def principal(request: Request, authorization: Annotated[str | None, Header()] = None,
+              x_api_key: Annotated[str | None, Header()] = None) -> Principal:
+    """The caller, from the API key alone."""
+    secret = x_api_key or (authorization[7:] if authorization and authorization.lower().startswith("bearer ") else None)
+    found = principal_for(request.app.state.memory.store, secret or "")
+    if found is None:
+        raise ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer … or X-API-Key)")
+    return found
+
+
+Caller = Annotated[Principal, Depends(principal)]
+UserPath = Annotated[str, Path(pattern=NAME, max_length=128)]
+FactPath = Annotated[str, Path(pattern=ID, max_length=128)]
+AgentHeader = Annotated[str, Header(alias="X-Agent", pattern=NAME, max_length=128)]
+
+
+def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -> FastAPI:
+    app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.")
+    jobs: dict[str, dict[str, Any]] = {}
+    jobs_lock = threading.Lock()
+    workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="archivist-ingest")
+    app.state.memory, app.state.jobs = memory, jobs
+
+    # -- plumbing ---------------------------------------------------------------
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > max_body):
+            return problem(413, "payload too large", f"bodies are limited to {max_body} bytes", request.url.path)
+        if request.method in ("POST", "PUT", "PATCH") and length is None:
+            body = await request.body()  # chunked: read, but stop trusting it past the limit
+            if len(body) > max_body:
+                return problem(413, "payload too large", f"bodies are limited to {max_body} bytes", request.url.path)
+        return await call_next(request)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError):
+        return problem(exc.status, exc.title, exc.detail, request.url.path)
+
+    @app.exception_handler(ArchivistError)
+    async def archivist_error(request: Request, exc: ArchivistError):
+        for cls, status, title in _STATUS:
+            if isinstance(exc, cls):
+                return problem(status, title, str(exc), request.url.path)
+        return problem(500, "internal error", type(exc).__name__, request.url.path)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        errors = [{"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "message": e.get("msg")}
+                  for e in exc.errors()]
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+        return problem(422, "invalid request", detail, request.url.path, errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        return problem(exc.status_code, "error", str(exc.detail), request.url.path)
+
+    def scope_of(p: Principal, user: str, agent: str, role: str = "reader"):
+        if not p.may_act_for(user, agent):
+            raise ApiError(403, "forbidden", "this key may not act for that user or agent")
+        if not p.can(role):
+            raise ApiError(403, "forbidden", f"this key's role ({p.role}) may not do that; it needs {role}")
+        return memory.scope(p.tenant, user, agent)
+
+    # -- facts ------------------------------------------------------------------
+    @app.get("/v1/users/{user}/facts", tags=["facts"])
+    def list_facts(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
+                   limit: Annotated[int, Query(ge=1, le=500)] = 50, cursor: Annotated[int, Query(ge=0)] = 0,
+                   history: bool = False, candidates: bool = False) -> dict:
+        """Facts of the scope, newest first; ``next_cursor`` pages on."""
+        facts = scope_of(p, user, x_agent).facts(include_history=history, include_candidates=candidates)
+        page = facts[cursor : cursor + limit]
+        nxt = cursor + limit if cursor + limit < len(facts) else None
+        return {"items": [f.as_dict() for f in page], "next_cursor": nxt, "total": len(facts)}
+
+    @app.post("/v1/users/{user}/facts", status_code=201, tags=["facts"])
+    def remember(p: Caller, user: UserPath, body: RememberBody, x_agent: AgentHeader = "default") -> dict:
+        fact = scope_of(p, user, x_agent, "writer").remember(
+            body.content, category=body.category, key=body.key, confidence=body.confidence, kind=body.kind,
+            valid_until=body.valid_until)
+        return fact.as_dict()
+
+    @app.get("/v1/users/{user}/facts/{fact_id}", tags=["facts"])
+    def get_fact(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+        return scope_of(p, user, x_agent).get(fact_id).as_dict()
+
+    @app.get("/v1/users/{user}/facts/{fact_id}/versions", tags=["facts"])
+    def versions(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> list[dict]:
+        scope = scope_of(p, user, x_agent)
+        scope.get(fact_id)
+        return [f.as_dict() for f in scope.history(fact_id)]
+
+    @app.post("/v1/users/{user}/facts/{fact_id}/confirm", tags=["facts"])
+    def confirm(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+        return scope_of(p, user, x_agent, "writer").confirm(fact_id).as_dict()
+
+    @app.delete("/v1/users/{user}/facts/{fact_id}", tags=["forget"])
+    def forget_fact(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default",
+                    all_versions: bool = False) -> dict:
+        """Forget a fact everywhere; the receipt counts what was removed per table."""
+        return scope_of(p, user, x_agent, "writer").forget(fact_id, all_versions=all_versions).as_dict()
+
+    @app.delete("/v1/users/{user}", tags=["forget"])
+    def forget_user(p: Caller, user: UserPath) -> dict:
+        """Forget every row of the user (admin keys only)."""
+        scope_of(p, user, "default" if p.may_act_for(user, "default") else p.agents[0], "admin")
+        return memory.forget_user(p.tenant, user).as_dict()
+
+    # -- search, context, traces ----------------------------------------------------
+    @app.post("/v1/users/{user}/search", tags=["recall"])
+    def search(p: Caller, user: UserPath, body: SearchBody, x_agent: AgentHeader = "default") -> list[dict]:
+        hits = scope_of(p, user, x_agent).search(body.query, k=body.k, mode=body.mode, explain=True)
+        return [{"fact": h.fact.as_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
+
+    @app.post("/v1/users/{user}/context", tags=["context"])
+    def context(p: Caller, user: UserPath, body: ContextBody, x_agent: AgentHeader = "default") -> dict:
+        kwargs = {"budget": body.budget, "reserve": body.reserve}
+        if body.system:
+            kwargs["system"] = body.system
+        view = scope_of(p, user, x_agent).context(body.query, **kwargs)
+        return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id,
+                "trace": view.trace.as_dict()}
+
+    @app.get("/v1/users/{user}/traces/{trace_id}", tags=["context"])
+    def trace(p: Caller, user: UserPath, trace_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+        return scope_of(p, user, x_agent).trace(trace_id)
+
+    # -- preferences --------------------------------------------------------------------
+    @app.get("/v1/users/{user}/preferences", tags=["preferences"])
+    def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> list[dict]:
+        return [{"key": x.key, "value": x.value, "version": x.version, "trusted": x.trusted,
+                 "updated_at": x.updated_at.isoformat(), "expires_at": x.expires_at.isoformat() if x.expires_at else None}
+                for x in scope_of(p, user, x_agent).preferences()]
+
+    @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"])
+    def set_preference(p: Caller, user: UserPath, key: Annotated[str, Path(pattern=NAME, max_length=80)],
+                       body: PreferenceBody, x_agent: AgentHeader = "default") -> dict:
+        pref = scope_of(p, user, x_agent, "writer").set_preference(key, body.value, based_on=body.based_on,
+                                                                   expires_at=body.expires_at)
+        return {"key": pref.key, "value": pref.value, "version": pref.version}
+
+    # -- ingest (background extraction) ------------------------------------------------------
+    @app.post("/v1/users/{user}/messages", status_code=202, tags=["ingest"])
+    def ingest(p: Caller, user: UserPath, body: IngestBody, x_agent: AgentHeader = "default") -> dict:
+        """Queue extraction of a conversation; poll the job for its report."""
+        scope = scope_of(p, user, x_agent, "writer")
+        job_id = new_id()
+        job = {"id": job_id, "status": "queued", "tenant": p.tenant, "user": user, "agent": x_agent, "report": None}
+        with jobs_lock:
+            jobs[job_id] = job
+        messages = [m.model_dump(exclude_none=True) for m in body.messages]
+
+        def run() -> None:
+            job["status"] = "running"
+            try:
+                job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor).as_dict()
+                job["status"] = "done"
+            except Exception as exc:  # reported on the job, never lost silently
+                job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
+
+        workers.submit(run)
+        return {"job_id": job_id, "status": "queued", "status_url": f"/v1/jobs/{job_id}"}
+
+    @app.get("/v1/jobs/{job_id}", tags=["ingest"])
+    def job_status(p: Caller, job_id: FactPath) -> dict:
+        job = jobs.get(job_id)
+        if job is None or job["tenant"] != p.tenant or not p.may_act_for(job["user"], job["agent"]):
+            raise ApiError(404, "not found", f"no job {job_id!r}")
+        return {k: v for k, v in job.items() if k != "tenant"}
+
+    # -- export ------------------------------------------------------------------------
+    @app.get("/v1/users/{user}/export", tags=["export"])
+    def export(p: Caller, user: UserPath) -> StreamingResponse:
+        """The user's memory as versioned JSONL (admin keys)."""
+        scope_of(p, user, "default" if p.may_act_for(user, "default") else p.agents[0], "admin")
+        from ..lifecycle.transfer import export_records
+
+        lines = (json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in export_records(memory, p.tenant, user))
+        return StreamingResponse(lines, media_type="application/x-ndjson")
+
+    @app.get("/healthz", tags=["service"])
+    def health() -> dict:
+        return {"status": "ok"}
+
+    app.router.on_shutdown.append(lambda: workers.shutdown(wait=True))
+    return app
