@@ -276,7 +276,10 @@ class _ContextMixin:
             raise InvalidCandidate("invalid_version: based_on must be a version number ≥ 0")
         if find_grant(value):
             raise WriteRejected("transactional", "a grant or permission is never stored as a preference")
-        expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
+        try:
+            expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
+        except ValueError:
+            raise InvalidInput(f"expires_at is not an ISO-8601 time: {expires_at!r}") from None
         now = self.memory.clock.now()
         pref = Preference(key, value, bool(trusted), str(source), 0, now, expires)
         return self.memory.store.put_preference(self.identity, pref, based_on=based_on)

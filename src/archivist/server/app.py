@@ -148,6 +148,10 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
                 return problem(status, title, str(exc), request.url.path)
         return problem(500, "internal error", type(exc).__name__, request.url.path)
 
+    @app.exception_handler(ValueError)
+    async def value_error(request: Request, exc: ValueError):  # input that did not parse deeper down
+        return problem(422, "invalid input", str(exc)[:500], request.url.path)
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
         errors = [{"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "message": e.get("msg")}
