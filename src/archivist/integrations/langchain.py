@@ -26,6 +26,7 @@ instead. An agent listed in ``opt_out`` (or ``opt_out=True``) reads and writes n
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -75,7 +76,15 @@ def _text(message: Any) -> str:
 
 
 def _dict(message: Any, role: str) -> dict[str, Any]:
-    return {"id": getattr(message, "id", None), "role": role, "content": _text(message)}
+    """A message for the queue, keeping the metadata filtering needs (origin, hidden)."""
+    meta = {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
+    return {"id": getattr(message, "id", None), "role": role, "content": _text(message), "metadata": meta}
+
+
+def _written_by_a_model(message: Any) -> bool:
+    """LangChain's summary of earlier turns arrives as a HumanMessage: it is not the user's."""
+    meta = {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
+    return meta.get("lc_source") == "summarization" or meta.get("archivist") == "memory_injected"
 
 
 def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, budget: int = 900) -> StructuredTool:
@@ -121,7 +130,8 @@ class MemoryMiddleware(AgentMiddleware):
         turn: list[dict[str, Any]] = []
         for message in reversed(messages):
             if isinstance(message, HumanMessage):
-                turn.append(_dict(message, "user"))
+                if not _written_by_a_model(message):
+                    turn.append(_dict(message, "user"))
             elif turn or isinstance(message, AIMessage):
                 break
         return {"archivist_turn": list(reversed(turn))}
@@ -153,7 +163,7 @@ class MemoryMiddleware(AgentMiddleware):
         return handler(self._system_with_memory(request))
 
     async def awrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
-        return await handler(self._system_with_memory(request))
+        return await handler(await asyncio.to_thread(self._system_with_memory, request))  # store reads off the loop
 
     # -- after the agent: queue extraction of the turn ------------------------------
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -172,10 +182,12 @@ class MemoryMiddleware(AgentMiddleware):
             self.queue.submit(tenant, user, self.agent, thread, turn)
         except QueueFull as exc:  # backpressure: this turn goes unremembered, the agent goes on
             log.warning("memory update skipped: %s", exc)
+        except Exception as exc:  # a store error never fails the agent's turn
+            log.error("memory update skipped: %s: %s", type(exc).__name__, exc)
         return None
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.after_agent(state, runtime)
+        return await asyncio.to_thread(self.after_agent, state, runtime)
 
     # -- tool calls: the raw result is evidence, the conversation gets a projection --
     def _record_tool(self, request: Any, result: Any) -> Any:
@@ -204,7 +216,8 @@ class MemoryMiddleware(AgentMiddleware):
         return self._record_tool(request, handler(request))
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
-        return self._record_tool(request, await handler(request))
+        result = await handler(request)
+        return await asyncio.to_thread(self._record_tool, request, result)
 
     # -- the flush hook and the end of a session -------------------------------------
     def flush(self, context: Any, messages: list[Any]) -> int:
@@ -214,11 +227,12 @@ class MemoryMiddleware(AgentMiddleware):
             return 0
         tenant, user, thread = ident
         rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
-                if isinstance(m, HumanMessage) or (isinstance(m, AIMessage) and not m.tool_calls)]
+                if (isinstance(m, HumanMessage) and not _written_by_a_model(m))
+                or (isinstance(m, AIMessage) and not m.tool_calls)]
         try:
             return self.queue.submit(tenant, user, self.agent, thread, rows) if rows else 0
-        except QueueFull as exc:
-            log.warning("memory flush skipped: %s", exc)
+        except Exception as exc:  # QueueFull or a store error: the summarization goes on
+            log.warning("memory flush skipped: %s: %s", type(exc).__name__, exc)
             return 0
 
     def end_session(self, context: Any, messages: list[Any], *, summarizer: Any = None) -> Any:

@@ -251,6 +251,21 @@ _ABOUT_THE_USER = frozenset(
 )
 
 
+_INJECTION = re.compile(
+    r"(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|system)\s+"
+    r"(instructions?|prompts?|rules?|messages?)|system\s+prompt|developer\s+message|"
+    r"(忽略|无视|忘掉|忘记|覆盖)(掉)?(之前|以上|上面|前面|先前|所有|系统)的?(的)?(指令|指示|提示|规则|设定|要求)?|系统提示|"
+    r"</?memory\b|</?system\b",
+    re.I,
+)
+
+
+def find_injection(text: str) -> str | None:
+    """Text that addresses the model's instructions rather than describing the user."""
+    m = _INJECTION.search(text or "")
+    return m.group(0) if m else None
+
+
 def gate(
     candidate: Candidate,
     config: GovernanceConfig = GovernanceConfig(),
@@ -264,6 +279,8 @@ def gate(
         for text in (c.content, c.evidence_text or ""):
             if find_grant(text):
                 return reject("transactional", "reads as a grant or permission; never stored as memory", c)
+    if find_injection(c.content):
+        return reject("prompt_injection", "addresses the model's instructions; memory only describes the user", c)
     if c.scope is FactScope.THREAD:
         return reject("scope_thread", "thread-scoped: it only holds for this conversation", c)
     if c.scope is FactScope.PROJECT:

@@ -53,6 +53,8 @@ class _Batch:
     last_at: float = 0.0
     attempts: int = 0
     retry_at: float | None = None
+    first_ids: frozenset[str] = frozenset()  # what the first attempt held; later arrivals are not its fault
+    epoch: int = 0  # the user's epoch when queued: forgetting the user bumps it
 
     def due(self, debounce: float, max_wait: float) -> float:
         if self.retry_at is not None:
@@ -98,7 +100,8 @@ class UpdateQueue:
         self.stats = QueueStats()
         self._batches: dict[QueueKey, _Batch] = {}
         self._processed: dict[QueueKey, set[str]] = {}  # watermark cache, loaded from the store
-        self._running: set[QueueKey] = set()
+        self._running: dict[QueueKey, set[str]] = {}  # key -> message ids of the batch now running
+        self._epochs: dict[tuple[str, str], int] = {}
         self._cond = threading.Condition()
         self._closed = False
         registry = getattr(memory, "_queues", None)
@@ -124,8 +127,9 @@ class UpdateQueue:
             if self._closed:
                 raise QueueFull("the queue is draining and takes no new work")
             batch = self._batches.get(key)
+            running = self._running.get(key, set())
             fresh = [(mid, m) for mid, m in items
-                     if mid not in processed and not (batch and mid in batch.messages)]
+                     if mid not in processed and mid not in running and not (batch and mid in batch.messages)]
             self.stats.submitted += len(items)
             self.stats.duplicates += len(items) - len(fresh)
             if not fresh:
@@ -135,7 +139,7 @@ class UpdateQueue:
                 raise QueueFull(f"{self.max_pending} messages are already waiting for extraction")
             now = self.clock()
             if batch is None:
-                batch = self._batches[key] = _Batch(first_at=now)
+                batch = self._batches[key] = _Batch(first_at=now, epoch=self._epochs.get((tenant, user), 0))
             batch.last_at = now
             batch.messages.update(fresh)
             self._cond.notify()
@@ -171,7 +175,7 @@ class UpdateQueue:
                     key, due = self._next_due()
                     if key is not None and (self._closed or due <= self.clock()):
                         batch = self._batches.pop(key)
-                        self._running.add(key)
+                        self._running[key] = set(batch.messages)
                         break
                     if self._closed and not self._batches and not self._running:
                         return
@@ -181,38 +185,60 @@ class UpdateQueue:
 
     def _run(self, key: QueueKey, batch: _Batch) -> None:
         messages = list(batch.messages.values())
+        if not batch.first_ids:
+            batch.first_ids = frozenset(batch.messages)
+        report = None
         try:
+            if batch.epoch != self._epochs.get((key.tenant, key.user), 0):
+                return  # the user was forgotten after this batch was queued
             scope = self.memory.scope(key.tenant, key.user, key.agent)
             self.stats.extractor_calls += 1
             report = scope.learn(messages, thread_id=key.thread, extractor=self.extractor)
             self.memory.store.mark_processed(scope.identity, key.thread, list(batch.messages))
+            processed = self._watermark(key)  # may read the store: outside the lock
             with self._cond:
-                self._watermark(key).update(batch.messages)
+                processed.update(batch.messages)
                 self.stats.batches += 1
-            if self.on_result:
-                self.on_result(key, report)
         except Exception as exc:  # a failed update never breaks the agent's turn
-            batch.attempts += 1
-            with self._cond:
-                if batch.attempts < self.max_attempts and not self._closed:
-                    self.stats.retries += 1
-                    batch.retry_at = self.clock() + self.backoff * 2 ** (batch.attempts - 1)
-                    merged = self._batches.pop(key, None)
-                    if merged is not None:  # messages that arrived meanwhile join the retry
-                        batch.messages.update(merged.messages)
-                    self._batches[key] = batch
-                    log.warning("memory update for %s failed (attempt %d): %s", key, batch.attempts, exc)
-                else:
-                    self.stats.failed_batches += 1
-                    log.error("memory update for %s dropped after %d attempts: %s", key, batch.attempts, exc)
+            self._retry_or_drop(key, batch, exc)
         finally:
             with self._cond:
-                self._running.discard(key)
+                self._running.pop(key, None)
                 self._cond.notify_all()
+        if report is not None and self.on_result:
+            try:
+                self.on_result(key, report)
+            except Exception as exc:  # the batch is committed; a callback cannot undo or repeat it
+                log.warning("on_result failed for %s: %s", key, exc)
 
-    def discard_user(self, tenant: str, user: str) -> int:
-        """Drop pending batches and cached watermarks of a user being forgotten."""
+    def _retry_or_drop(self, key: QueueKey, batch: _Batch, exc: Exception) -> None:
+        batch.attempts += 1
         with self._cond:
+            merged = self._batches.pop(key, None)
+            if merged is not None:  # messages that arrived meanwhile ride along
+                batch.messages.update(merged.messages)
+            if batch.epoch != self._epochs.get((key.tenant, key.user), 0):
+                return
+            if batch.attempts < self.max_attempts:
+                self.stats.retries += 1
+                batch.retry_at = self.clock() + (0 if self._closed else self.backoff * 2 ** (batch.attempts - 1))
+                self._batches[key] = batch
+                log.warning("memory update for %s failed (attempt %d): %s", key, batch.attempts, exc)
+                return
+            self.stats.failed_batches += 1
+            log.error("memory update for %s dropped after %d attempts: %s", key, batch.attempts, exc)
+            newcomers = {mid: m for mid, m in batch.messages.items() if mid not in batch.first_ids}
+            if newcomers:  # later messages get their own attempts
+                self._batches[key] = _Batch(newcomers, self.clock(), self.clock(), epoch=batch.epoch)
+
+    def discard_user(self, tenant: str, user: str, timeout: float = 30.0) -> int:
+        """Drop pending batches and cached watermarks of a user being forgotten; a batch of
+        theirs that is running is waited for, so nothing it writes outlives the forget."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self._epochs[(tenant, user)] = self._epochs.get((tenant, user), 0) + 1
+            while any((k.tenant, k.user) == (tenant, user) for k in self._running) and time.monotonic() < deadline:
+                self._cond.wait(0.05)
             keys = [k for k in self._batches if (k.tenant, k.user) == (tenant, user)]
             dropped = sum(len(self._batches.pop(k).messages) for k in keys)
             for k in [k for k in self._processed if (k.tenant, k.user) == (tenant, user)]:

@@ -23,7 +23,12 @@ from .filtering import FilterResult, Row
 NAME, VERSION = "rules", "1"
 
 _CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
-_QUESTION = re.compile(r"[?？]\s*$|^(请问|是不是|能不能|可以吗|do |does |can |could |would |is |are |what |how |why )", re.I)
+_QUESTION = re.compile(
+    r"[?？]\s*$|^(请问|能不能|do |does |can |could |would |is |are |what |how |why |who |where |when )|"
+    r"是不是|要不要|对不对|好不好|有没有|什么|怎么|为什么|哪里|哪个|多少|[吗呢么]\s*[。！!]?\s*$|来着|"
+    r"\b(can you|could you|would you|do you)\b",
+    re.I,
+)
 _CONDITIONAL = re.compile(r"^(如果|假如|要是|万一)|^(if|when|unless)\b", re.I)
 _ONE_OFF = re.compile(r"这次|这一次|今天|今晚|刚才|暂时|本次|\b(this time|today|tonight|for now|right now|just now)\b", re.I)
 _GRANT = re.compile(r"允许|授权|批准|同意你|不用再确认|\b(allowed to|authori[sz]e|permission|you may|you can go ahead)\b", re.I)
@@ -117,7 +122,8 @@ def _zh_rules():
         (re.compile(r"(?:以后|之后|今后|平时|往后)?(?:都|也)?请?(?:你)?(?:用|使用)(?:中文|汉语|英文|英语|日语|Chinese|English)[^，,。；;]*",
                     re.I), lang),
         (re.compile(r"^(以后|之后|今后|往后)[^，,。]*?请(.{2,})"), later),
-        (re.compile(r"^我(是|主要做|主要负责|在|从事|负责)(.{2,})"), identity),
+        (re.compile(r"^我(是|主要做|主要负责|从事|负责)(.{2,})"), identity),
+        (re.compile(r"^我(在)(.{1,30}(?:工作|上班|读书|上学|生活|实习|任职))"), identity),
         (re.compile(r"^我(?:比较|更|很|特别)?(喜欢|偏好|偏爱|讨厌|不喜欢|习惯)(.{1,})"), likes),
         (re.compile(r"^(?:不对|不是|错了)[，,]?\s*(?:其实|实际上)?(.{2,})"), correction),
         (re.compile(r"^(?:其实|实际上)[，,]?\s*(我.{2,})"), correction),
@@ -147,7 +153,8 @@ def _en_rules():
         (re.compile(r"^(?:please\s+)?remember(?:\s+that)?[,:]?\s+(.{3,})", re.I), remember),
         (re.compile(r"^i(?: would|'d)? prefer\s+(.{3,})", re.I), prefer),
         (re.compile(r"^from now on[,:]?\s*(?:please\s+)?(.{3,})", re.I), from_now),
-        (re.compile(r"^(?:i am|i'm)\s+(?:a|an)\s+.{3,}|^i (?:mainly |mostly )?work (?:on|as|at|in)\s+.{3,}", re.I),
+        (re.compile(r"^(?:i am|i'm)\s+(?:a|an)\s+(?!bit\b|little\b|lot\b)[a-z].{2,}|"
+                    r"^i (?:mainly |mostly )?work (?:on|as|at|in)\s+.{3,}", re.I),
          identity),
         (re.compile(r"^i (?:really )?(?:like|love|hate|dislike|enjoy)\s+.{3,}", re.I), likes),
         (re.compile(r"^(?:no[,.]?\s+)?actually[,]?\s+(.{3,})", re.I), correction),
@@ -184,30 +191,31 @@ def extract_rules(filtered: FilterResult) -> Extraction:
 _LEAD_IN = re.compile(r"^(请?记住|不对|不是|错了|其实|实际上|以后|之后|今后|往后|另外|还有)$")
 
 
-def clauses(text: str) -> list[str]:
-    """Sentences; Chinese ones also cut at "，" (a lead-in such as "记住" or "不对" stays
-    with what follows it)."""
-    out: list[str] = []
+def clauses(text: str) -> list[tuple[str, bool]]:
+    """(clause, whether its sentence is a question). Chinese sentences are also cut at
+    "，" — a lead-in such as "记住" or "不对" stays with what follows it, as written."""
+    out: list[tuple[str, bool]] = []
     for sentence in (c.strip() for c in _CLAUSE.findall(text)):
+        question = bool(re.search(r"[?？]\s*$", sentence))
         if not _HAN.search(sentence):
-            out.append(sentence)
+            out.append((sentence, question))
             continue
-        parts = [p.strip() for p in re.split(r"[，、]", sentence) if p.strip()]
-        merged: list[str] = []
-        for part in parts:
-            if merged and _LEAD_IN.match(merged[-1].rstrip("：:")):
-                merged[-1] = merged[-1] + "，" + part
+        spans = [(m.start(), m.end()) for m in re.finditer(r"[^，、,]+", sentence) if m.group().strip()]
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and _LEAD_IN.match(sentence[merged[-1][0]:merged[-1][1]].strip().rstrip("：:")):
+                merged[-1] = (merged[-1][0], end)  # keep the original text between them
             else:
-                merged.append(part)
-        out.extend(merged)
+                merged.append((start, end))
+        out.extend((sentence[a:b].strip(), question) for a, b in merged)
     return out
 
 
 def _from_row(row: Row) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for clause in clauses(row.content):
-        if len(clause) < 3 or _QUESTION.search(clause) or _CONDITIONAL.search(clause):
+    for clause, in_question in clauses(row.content):
+        if len(clause) < 3 or in_question or _QUESTION.search(clause) or _CONDITIONAL.search(clause):
             continue
         rules = ZH_RULES if _HAN.search(clause) else EN_RULES
         for pattern, build in rules:
