@@ -73,6 +73,7 @@ def test_prompt_injection_in_the_conversation_is_not_stored(alice):
 
 def test_parse_reply_tolerance():
     assert parse_reply('Sure! {"facts": [], "removals": [],} Done.') == {"facts": [], "removals": []}
+    assert parse_reply('{"facts": [{"content": "用户喜欢“简洁”的回答。"}]}')["facts"][0]["content"] == "用户喜欢“简洁”的回答。"
     assert parse_reply("```\n{\u201cfacts\u201d: []}\n```") == {"facts": []}
     for bad in ("", "no json here", '{"facts": [', "[1, 2]"):
         try:
@@ -89,13 +90,17 @@ def test_removals_and_reinforcements_need_user_evidence(alice, clock):
     turn = [{"id": "u1", "role": "user", "content": "我已经不住杭州了。我还是很喜欢喝绿茶。"},
             {"id": "a1", "role": "assistant", "content": "明白。"}]
     payload = {**EMPTY,
-               "removals": [{"fact_id": city.id, "reason": "用户说已经不住杭州", "evidence_message_id": "u1"},
+               "removals": [{"fact_id": city.id, "reason": "用户说已经不住杭州", "evidence_message_id": "u1",
+                             "evidence_text": "我已经不住杭州了"},
+                            {"fact_id": tea.id, "reason": "no quote", "evidence_message_id": "u1",
+                             "evidence_text": "我讨厌绿茶"},
                             {"fact_id": tea.id, "reason": "assistant said so", "evidence_message_id": "a1"}],
                "reinforcements": [{"fact_id": tea.id, "evidence_message_id": "u1"},
                                   {"fact_id": "no-such-fact", "evidence_message_id": "u1"}]}
     report = alice.learn(turn, extractor=LLMExtractor(tool_model(payload)))
     assert [f.id for f in report.removed] == [city.id] and [f.id for f in report.reinforced] == [tea.id]
-    assert sorted(r.split(":")[0] for _, r in report.rejected) == ["evidence_not_found", "fact_not_found"]
+    assert sorted(r.split(":")[0] for _, r in report.rejected) == ["evidence_mismatch", "evidence_not_found",
+                                                                   "fact_not_found"]
     assert alice.get(city.id).status.value == "expired" and alice.get(city.id).valid_until == clock.now()
     fresh = alice.get(tea.id)
     assert fresh.confidence == 0.8 and fresh.last_confirmed_at == clock.now()

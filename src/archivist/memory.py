@@ -33,7 +33,7 @@ from .errors import (
     TraceNotFound,
     WriteRejected,
 )
-from .index.text import query_terms
+from .index.text import compact, normalize, query_terms
 from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
@@ -486,6 +486,9 @@ class MemoryScope(_ContextMixin):
                     problem = f"fact_not_found: no live fact {item.get('fact_id')!r} in this scope"
                 elif row is None or row.role != "user":
                     problem = f"evidence_not_found: a {kind} needs a user message of this conversation"
+                elif kind == "remove" and (len(compact(str(item.get("evidence_text") or ""))) < 2 or
+                                           normalize(str(item.get("evidence_text"))) not in normalize(row.content)):
+                    problem = "evidence_mismatch: a removal must quote the user's words that retract the fact"
                 else:
                     problem = None
                 if problem:

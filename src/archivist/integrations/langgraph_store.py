@@ -14,6 +14,7 @@ rank (see :mod:`archivist.retrieval.hybrid`). Without a query, newest first.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections import Counter
@@ -64,6 +65,25 @@ def _bm25(query: list[str], docs: list[list[str]], k1: float = 1.2, b: float = 0
     return scores
 
 
+_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b,
+        "$gt": lambda a, b: a is not None and a > b, "$gte": lambda a, b: a is not None and a >= b,
+        "$lt": lambda a, b: a is not None and a < b, "$lte": lambda a, b: a is not None and a <= b}
+
+
+def _matches(actual: Any, wanted: Any) -> bool:
+    """LangGraph filter semantics: a plain value means equality; a dict of $eq/$ne/$gt/
+    $gte/$lt/$lte operators compares (an unknown operator is an error, not a silent miss)."""
+    if isinstance(wanted, dict) and wanted and all(str(k).startswith("$") for k in wanted):
+        unknown = sorted(set(wanted) - set(_OPS))
+        if unknown:
+            raise InvalidInput(f"unsupported filter operator(s): {', '.join(unknown)}")
+        try:
+            return all(_OPS[op](actual, value) for op, value in wanted.items())
+        except TypeError:
+            return False
+    return actual == wanted
+
+
 class ArchivistStore(BaseStore):
     """``BaseStore`` over ``memory.store``; one tenant per adapter."""
 
@@ -77,7 +97,7 @@ class ArchivistStore(BaseStore):
         return [self._one(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return self.batch(ops)
+        return await asyncio.to_thread(self.batch, list(ops))  # store I/O off the event loop
 
     # -- operations -------------------------------------------------------------
     def _one(self, op: Op) -> Result:
@@ -113,17 +133,17 @@ class ArchivistStore(BaseStore):
         return SEP.join(namespace)
 
     @staticmethod
-    def _item(row: tuple, score: float | None = None) -> Item:
+    def _item(row: tuple, score: float | None = None, *, search: bool = False) -> Item:
         ns, key, value, created, updated = row[:5]
         kwargs = {"namespace": tuple(ns.split(SEP)), "key": key, "value": json.loads(value),
                   "created_at": parse_time(created), "updated_at": parse_time(updated)}
-        return SearchItem(score=score, **kwargs) if score is not None else Item(**kwargs)
+        return SearchItem(score=score, **kwargs) if search else Item(**kwargs)
 
     def _search(self, op: SearchOp, now) -> list[SearchItem]:
-        prefix = SEP.join(op.namespace_prefix) if op.namespace_prefix else ""
+        prefix = self._ns(op.namespace_prefix) if op.namespace_prefix else ""
         rows = self.memory.store.graph_items(self.tenant, prefix, now)
         if op.filter:
-            rows = [r for r in rows if all(json.loads(r[2]).get(k) == v for k, v in op.filter.items())]
+            rows = [r for r in rows if all(_matches(json.loads(r[2]).get(k), v) for k, v in op.filter.items())]
         if op.query and op.query.strip() and rows:
             rows, scores = self._rank(op.query, rows)
         else:
@@ -131,7 +151,7 @@ class ArchivistStore(BaseStore):
         page = list(zip(rows, scores, strict=True))[op.offset : op.offset + op.limit]
         if op.refresh_ttl and page:
             self.memory.store.graph_touch(self.tenant, [(r[0], r[1]) for r, _ in page], now)
-        return [self._item(r, s if s is not None else 0.0) for r, s in page]
+        return [self._item(r, s, search=True) for r, s in page]
 
     def _rank(self, query: str, rows: list[tuple]) -> tuple[list[tuple], list[float]]:
         texts = [_text(json.loads(r[2])) for r in rows]

@@ -30,7 +30,7 @@ from .rules import Extraction
 FACT_FIELDS = {"content", "category", "scope", "durability", "authority", "confidence", "key", "kind",
                "evidence_message_id", "evidence_text", "explicit", "valid_until"}
 PROFILE_FIELDS = {"section", "summary", "source_message_ids"}
-REMOVAL_FIELDS = {"fact_id", "reason", "evidence_message_id"}
+REMOVAL_FIELDS = {"fact_id", "reason", "evidence_message_id", "evidence_text"}
 REINFORCEMENT_FIELDS = {"fact_id", "evidence_message_id"}
 
 _STR = {"type": "string"}
@@ -51,7 +51,8 @@ SCHEMA: dict[str, Any] = {
             "section": _STR, "summary": _STR, "source_message_ids": {"type": "array", "items": _STR}},
             "required": ["section", "summary", "source_message_ids"]}},
         "removals": {"type": "array", "items": {"type": "object", "properties": {
-            "fact_id": _STR, "reason": _STR, "evidence_message_id": _STR}, "required": ["fact_id", "reason"]}},
+            "fact_id": _STR, "reason": _STR, "evidence_message_id": _STR, "evidence_text": _STR},
+            "required": ["fact_id", "reason", "evidence_message_id", "evidence_text"]}},
         "reinforcements": {"type": "array", "items": {"type": "object", "properties": {
             "fact_id": _STR, "evidence_message_id": _STR}, "required": ["fact_id", "evidence_message_id"]}},
     },
@@ -102,7 +103,7 @@ def build_messages(filtered: FilterResult, *, profile: Any = None, existing: Seq
     sections = {name: s.summary for name, s in getattr(profile, "sections", {}).items()} if profile else {}
     payload = {
         "profile": sections,
-        "existing_facts": [{"key": f.key, "content": f.content} for f in existing],
+        "existing_facts": [{"id": f.id, "key": f.key, "content": f.content} for f in existing],
         "messages": [{"id": r.id, "role": r.role, "content": r.content} for r in filtered.rows],
     }
     body = "<messages>\n" + json.dumps(payload, ensure_ascii=False, indent=1) + "\n</messages>"
@@ -145,11 +146,18 @@ def parse_reply(text: str) -> dict[str, Any]:
     obj = _balanced_object(candidate)
     if obj is None:
         raise ValueError("no complete JSON object in the reply (truncated?)")
-    cleaned = re.sub(r",\s*([}\]])", r"\1", obj.replace("\u201c", '"').replace("\u201d", '"'))
-    try:
-        data = json.loads(cleaned)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON does not parse: {exc.msg} at column {exc.colno}") from None
+    data = None
+    for attempt in (obj, re.sub(r",\s*([}\]])", r"\1", obj)):  # as is, then without trailing commas
+        try:
+            data = json.loads(attempt)
+            break
+        except json.JSONDecodeError as exc:
+            error = exc
+    if data is None:  # last resort: smart quotes used as JSON quotes (never inside strings that parsed)
+        try:
+            data = json.loads(re.sub(r",\s*([}\]])", r"\1", obj.replace("\u201c", '"').replace("\u201d", '"')))
+        except json.JSONDecodeError:
+            raise ValueError(f"the JSON does not parse: {error.msg} at column {error.colno}") from None
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
     return data
