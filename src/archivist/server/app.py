@@ -122,7 +122,19 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.")
     jobs: dict[str, dict[str, Any]] = {}
     jobs_lock = threading.Lock()
-    workers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="archivist-ingest")
+    pool: dict[str, ThreadPoolExecutor] = {}  # created on first use, shut down with the app
+
+    def workers() -> ThreadPoolExecutor:
+        with jobs_lock:
+            if "ingest" not in pool:
+                pool["ingest"] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="archivist-ingest")
+            return pool["ingest"]
+
+    def shutdown() -> None:
+        with jobs_lock:
+            executor = pool.pop("ingest", None)
+        if executor is not None:
+            executor.shutdown(wait=True)
     app.state.memory, app.state.jobs = memory, jobs
 
     # -- plumbing ---------------------------------------------------------------
@@ -266,7 +278,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
             except Exception as exc:  # reported on the job, never lost silently
                 job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
 
-        workers.submit(run)
+        workers().submit(run)
         return {"job_id": job_id, "status": "queued", "status_url": f"/v1/jobs/{job_id}"}
 
     @app.get("/v1/jobs/{job_id}", tags=["ingest"])
@@ -290,5 +302,5 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     def health() -> dict:
         return {"status": "ok"}
 
-    app.router.on_shutdown.append(lambda: workers.shutdown(wait=True))
+    app.router.on_shutdown.append(shutdown)
     return app
