@@ -25,7 +25,6 @@ Queries without gold are skipped and counted.
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections import defaultdict
@@ -36,6 +35,7 @@ from typing import Any
 
 from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
+from ..jsonl import json_objects
 from ..pipeline.governance import GovernanceConfig
 
 DEFAULT_KS = (1, 5, 10, 25, 50)
@@ -55,16 +55,8 @@ class Pool:
 
 def load_pools(lines: Iterable[str], source: str = "<input>") -> list[Pool]:
     pools = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, data in json_objects(lines, source, EvalFormatError):
         where = f"{source}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalFormatError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise EvalFormatError(f"{where}: a line must be a JSON object")
         for key, kind in (("pool", str), ("items", list), ("queries", list)):
             if not isinstance(data.get(key), kind):
                 raise EvalFormatError(f"{where}: {key!r} must be a {kind.__name__}")

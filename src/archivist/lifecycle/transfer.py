@@ -27,6 +27,7 @@ from typing import Any
 
 from ..clock import parse_time
 from ..errors import InvalidInput
+from ..jsonl import json_objects
 from ..pipeline.governance import content_hash
 from ..model import (
     Authority,
@@ -161,16 +162,8 @@ class ImportReport:
 def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | None) -> tuple[str, list[tuple[int, dict]]]:
     records: list[tuple[int, dict]] = []
     header: dict | None = None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, data in json_objects(lines, source, InvalidInput):
         where = f"{source}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise InvalidInput(f"{where}: a record must be a JSON object")
         if header is None:
             if data.get("format") != FORMAT:
                 raise InvalidInput(f"{where}: not an archivist export (no header line with format {FORMAT!r})")

@@ -675,13 +675,7 @@ class SQLiteStore(Store):
             if not ranked:
                 return []
             score = dict(ranked)
-            marks = ", ".join("?" * len(ranked))
-            rows = self._read(
-                # NOT INDEXED: look rows up by rowid, never scan the scope index of a huge scope
-                f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? AND user_id = ? "
-                "AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
-                (*score, identity.tenant, identity.user, identity.agent, _ts(live_at)),
-            )
+            rows = self._live_rows(identity, score, live_at)
             if len(rows) >= limit or len(ranked) < fetch:
                 rows.sort(key=lambda r: (score[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
                 return [(_fact_from_row(r), score[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
@@ -1230,6 +1224,16 @@ class SQLiteStore(Store):
             if rows else np.zeros((0, dim), dtype=np.float32)
         return (version[0] if version else 0), seqs, matrix
 
+    def _live_rows(self, identity: Identity, seqs, live_at: datetime) -> list[tuple]:
+        """Committed, unexpired rows of the scope among ``seqs`` (fact columns, then seq)."""
+        marks = ", ".join("?" * len(seqs))
+        return self._read(
+            # NOT INDEXED: look rows up by rowid, never scan the scope index of a huge scope
+            f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? AND user_id = ? "
+            "AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
+            (*seqs, identity.tenant, identity.user, identity.agent, _ts(live_at)),
+        )
+
     def vector_search(self, identity, query, *, limit, live_at):
         with self._lock:
             scope_id = self._scope_id(identity)
@@ -1249,12 +1253,7 @@ class SQLiteStore(Store):
             if not hits:
                 return []
             wanted = dict(hits)
-            marks = ", ".join("?" * len(wanted))
-            rows = self._read(
-                f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? "
-                "AND user_id = ? AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
-                (*wanted, identity.tenant, identity.user, identity.agent, _ts(live_at)),
-            )
+            rows = self._live_rows(identity, wanted, live_at)
             if len(rows) >= limit or len(hits) < fetch:
                 rows.sort(key=lambda r: (-wanted[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
                 return [(_fact_from_row(r), wanted[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
