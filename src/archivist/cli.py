@@ -547,6 +547,36 @@ def serve(
         mem.close()
 
 
+@app.command()
+def mcp(
+    user: Annotated[Optional[str], typer.Option("--user", "-u", help="The user served (or $ARCHIVIST_MCP_USER).")] = None,
+    tenant: Annotated[Optional[str], typer.Option(help="Tenant (or $ARCHIVIST_MCP_TENANT).")] = None,
+    agent: Annotated[Optional[str], typer.Option(help="Agent (or $ARCHIVIST_MCP_AGENT).")] = None,
+    transport: Annotated[str, typer.Option(help="stdio or streamable-http")] = "stdio",
+    port: int = 8766,
+    db: DbOption = None,
+) -> None:
+    """Run the MCP server; its identity is fixed here, never by tool arguments."""
+    from .errors import InvalidInput
+    from .mcp_server import build_server
+
+    user = user or os.environ.get("ARCHIVIST_MCP_USER")
+    if not user:
+        raise InvalidInput("give --user (or set ARCHIVIST_MCP_USER): the server serves one user")
+    if transport not in ("stdio", "streamable-http"):
+        raise InvalidInput("transport must be stdio or streamable-http")
+    mem = _open(db)
+    server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
+                          agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"))
+    try:
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host="127.0.0.1", port=port)
+    finally:
+        mem.close()
+
+
 eval_app = typer.Typer(help="Retrieval evaluation.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 convert_app = typer.Typer(help="Convert published benchmarks to the evaluation format.", no_args_is_help=True)
