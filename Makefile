@@ -31,6 +31,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/assembly_latency.py
 	$(BIN)/python bench/hybrid_latency.py
 	$(BIN)/python bench/forget_latency.py
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
