@@ -125,3 +125,15 @@ def test_lifecycle_commands(tmp_path):
     receipt = json.loads(cli("forget", "--user", "alice", "--db", db, "--json").stdout)
     assert receipt["counts"]["facts"] == 3 and receipt["counts"]["scopes"] == 1
     assert json.loads(cli("facts", "--user", "alice", "--db", db, "--json").stdout) == []
+
+
+def test_profile_command(tmp_path):
+    db = str(tmp_path / "p.db")
+    assert "no profile yet" in cli("profile", "--user", "alice", "--db", db).stdout
+    from archivist import Memory
+
+    with Memory.open(db) as mem:
+        mem.scope(user="alice").update_profile("work_context", "Backend developer on payments.")
+    data = json.loads(cli("profile", "--user", "alice", "--db", db, "--json").stdout)
+    assert data["work_context"]["summary"] == "Backend developer on payments."
+    assert "work_context" in cli("profile", "--user", "alice", "--db", db).stdout

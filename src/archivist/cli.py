@@ -177,6 +177,30 @@ def facts(
 
 
 @app.command()
+def profile(
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Show the user's profile sections (shared by all of the user's agents)."""
+    with _open(db) as mem:
+        sections = mem.scope(tenant, user, agent).profile().sections
+    if as_json:
+        _print_json({name: {"summary": s.summary, "updated_at": s.updated_at.isoformat(),
+                            "source_message_ids": list(s.source_message_ids)} for name, s in sections.items()})
+        return
+    if not sections:
+        out.print("no profile yet")
+        return
+    table = Table("section", "summary", "updated")
+    for name, s in sorted(sections.items()):
+        table.add_row(name, s.summary, s.updated_at.isoformat(timespec="seconds"))
+    out.print(table)
+
+
+@app.command()
 def render(
     user: UserOption,
     mode: Annotated[str, typer.Option(help="auto or tool")] = "auto",
