@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -34,6 +34,7 @@ from ..errors import (
     WriteRejected,
 )
 from ..model import new_id
+from .inspector import INSPECTOR_HTML
 from .keys import Principal, principal_for
 
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
@@ -297,6 +298,29 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
 
         lines = (json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in export_records(memory, p.tenant, user))
         return StreamingResponse(lines, media_type="application/x-ndjson")
+
+    @app.get("/v1/users", tags=["admin"])
+    def users(p: Caller) -> list[str]:
+        """Users of the key's tenant that the key may act for."""
+        return [u for u in memory.store.users(p.tenant) if "*" in p.users or u in p.users]
+
+    @app.get("/v1/users/{user}/traces", tags=["context"])
+    def traces(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
+               limit: Annotated[int, Query(ge=1, le=200)] = 20) -> list[dict]:
+        return [{k: t.get(k) for k in ("id", "created_at", "query", "total_tokens", "budget", "available")}
+                for t in scope_of(p, user, x_agent).traces(limit)]
+
+    @app.get("/v1/users/{user}/review", tags=["facts"])
+    def review(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> dict:
+        """Candidates waiting for confirmation, open conflicts, and stale facts."""
+        scope = scope_of(p, user, x_agent)
+        candidates = [f.as_dict() for f in scope.facts(include_candidates=True) if f.status.value == "candidate"]
+        return {"candidates": candidates, "conflicts": scope.review_queue(),
+                "stale": [s.as_dict() for s in scope.stale()]}
+
+    @app.get("/inspector", include_in_schema=False)
+    def inspector() -> HTMLResponse:
+        return HTMLResponse(INSPECTOR_HTML)
 
     @app.get("/healthz", tags=["service"])
     def health() -> dict:

@@ -145,6 +145,10 @@ class Store(ABC):
     @abstractmethod
     def graph_namespaces(self, tenant: str, now: datetime) -> list[str]: ...
 
+    @abstractmethod
+    def users(self, tenant: str) -> list[str]:
+        """Users of a tenant that have memory (for administrators)."""
+
     # -- API keys (hashes only) ------------------------------------------------------
     @abstractmethod
     def put_api_key(self, key_id: str, key_hash: str, tenant: str, users: list[str], agents: list[str], role: str,

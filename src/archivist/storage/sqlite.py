@@ -904,6 +904,10 @@ class SQLiteStore(Store):
                                          "AND (expires_at IS NULL OR expires_at > ?) ORDER BY namespace",
                                          (tenant, _ts(now)))]
 
+    def users(self, tenant: str) -> list[str]:
+        return [r[0] for r in self._read("SELECT DISTINCT user_id FROM scopes WHERE tenant = ? ORDER BY user_id",
+                                         (tenant,))]
+
     # -- API keys -------------------------------------------------------------------
     def put_api_key(self, key_id, key_hash, tenant, users, agents, role, label, at):
         with self.transaction():
