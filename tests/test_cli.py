@@ -137,3 +137,9 @@ def test_profile_command(tmp_path):
     data = json.loads(cli("profile", "--user", "alice", "--db", db, "--json").stdout)
     assert data["work_context"]["summary"] == "Backend developer on payments."
     assert "work_context" in cli("profile", "--user", "alice", "--db", db).stdout
+
+
+def test_bench_command_prints_figures():
+    data = json.loads(cli("bench", "--facts", "600", "--queries", "10", "--json").stdout)
+    assert data["writes_per_s"] > 0 and 0 < data["search"]["p50_ms"] <= data["search"]["p95_ms"]
+    assert data["context"]["p50_ms"] > 0

@@ -601,6 +601,62 @@ def mcp(
         mem.close()
 
 
+@app.command()
+def bench(
+    facts: Annotated[int, typer.Option(help="Facts to write into a temporary store.")] = 20_000,
+    queries: Annotated[int, typer.Option(help="Searches and context assemblies to time.")] = 200,
+    as_json: JsonOption = False,
+) -> None:
+    """A quick latency check on this machine (the full benchmarks live in the repository's bench/)."""
+    import random
+    import statistics
+    import tempfile
+    import time
+
+    from .memory import Memory
+
+    rng = random.Random(7)
+    words = ("deploy cache latency invoice payment schema migration timeout queue worker index replica backup "
+             "tenant budget token vector keyword summary trace evidence 部署 缓存 延迟 支付 迁移 超时 队列 索引 备份 预算").split()
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words) for _ in range(rng.randint(6, 14))) + f" #{rng.randint(0, 10**9)}"
+
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "bench.db") as mem, \
+            Progress(console=err, transient=True) as progress:
+        scope = mem.scope(user="bench")
+        task = progress.add_task("writing facts", total=facts)
+        started = time.perf_counter()
+        for start in range(0, facts, 500):
+            batch = [{"content": sentence()} for _ in range(min(500, facts - start))]
+            scope.remember_many(batch, dedupe=False)
+            progress.update(task, advance=len(batch))
+        results["writes_per_s"] = facts / (time.perf_counter() - started)
+        timed: dict[str, list[float]] = {"search": [], "context": []}
+        task = progress.add_task("timing searches and context", total=queries)
+        for _ in range(queries):
+            q = " ".join(rng.choice(words) for _ in range(3))
+            t0 = time.perf_counter()
+            scope.search(q, k=10)
+            timed["search"].append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            scope.context(q, budget=4000, persist=False)
+            timed["context"].append((time.perf_counter() - t0) * 1000)
+            progress.advance(task)
+    for name, values in timed.items():
+        values.sort()
+        results[name] = {"p50_ms": statistics.median(values), "p95_ms": values[int(0.95 * (len(values) - 1))]}
+    if as_json:
+        _print_json(results)
+        return
+    table = Table("measure", "value", title=f"{facts:,} facts in one scope, {queries} queries")
+    table.add_row("writes (governed, batched 500)", f"{results['writes_per_s']:,.0f} facts/s")
+    for name in ("search", "context"):
+        table.add_row(f"{name} p50 / p95", f"{results[name]['p50_ms']:.2f} / {results[name]['p95_ms']:.2f} ms")
+    out.print(table)
+
+
 eval_app = typer.Typer(help="Retrieval evaluation.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 convert_app = typer.Typer(help="Convert published benchmarks to the evaluation format.", no_args_is_help=True)
