@@ -144,7 +144,6 @@ class SqliteVecIndex(VectorIndex):
         self.path = path
         if path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        self._apsw = apsw
         self._conn = apsw.Connection(path)
         self._conn.set_busy_timeout(10_000)
         self._conn.enable_load_extension(True)

@@ -38,6 +38,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from ..pipeline.llm import message_text as _text
 from ..pipeline.queue import QueueFull, UpdateQueue
 
 log = logging.getLogger("archivist.langchain")
@@ -68,22 +69,18 @@ class MemoryState(AgentState):
     archivist_turn: NotRequired[list[dict[str, Any]]]  # this turn's user input, as it arrived
 
 
-def _text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return content if isinstance(content, str) else str(content)
+def _meta(message: Any) -> dict[str, Any]:
+    return {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
 
 
 def _dict(message: Any, role: str) -> dict[str, Any]:
     """A message for the queue, keeping the metadata filtering needs (origin, hidden)."""
-    meta = {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
-    return {"id": getattr(message, "id", None), "role": role, "content": _text(message), "metadata": meta}
+    return {"id": getattr(message, "id", None), "role": role, "content": _text(message), "metadata": _meta(message)}
 
 
 def _written_by_a_model(message: Any) -> bool:
     """LangChain's summary of earlier turns arrives as a HumanMessage: it is not the user's."""
-    meta = {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
+    meta = _meta(message)
     return meta.get("lc_source") == "summarization" or meta.get("archivist") == "memory_injected"
 
 

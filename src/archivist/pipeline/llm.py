@@ -196,7 +196,8 @@ def to_extraction(data: dict[str, Any]) -> Extraction:
     return out
 
 
-def _text(message: Any) -> str:
+def message_text(message: Any) -> str:
+    """The text of a chat message (or of a bare string), content blocks joined."""
     content = getattr(message, "content", message)
     if isinstance(content, list):
         return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
@@ -237,7 +238,7 @@ class LLMExtractor:
             self.calls += 1
             raw = self.model.invoke(messages)
         try:
-            return to_extraction(parse_reply(_text(raw)))
+            return to_extraction(parse_reply(message_text(raw)))
         except ValueError as exc:
             return Extraction(rejected=[f"model output unusable: {exc}"])
 
