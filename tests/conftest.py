@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from archivist import FixedClock, Memory
+from archivist.testing.postgres import drop_database
 
 T0 = "2026-01-01T00:00:00+00:00"
 
@@ -51,3 +52,13 @@ def turn(text="我主要做 Python 后端开发，平时请用中文解释技术
         {"id": "u1", "role": "user", "content": text},
         {"id": "a1", "role": "assistant", "content": reply},
     ]
+
+
+@pytest.fixture
+def pg_dsn():
+    """A fresh, migrated PostgreSQL database, dropped afterwards."""
+    from pg import postgres_or_skip
+
+    dsn = postgres_or_skip()
+    yield dsn
+    drop_database(dsn)

@@ -67,10 +67,10 @@ def test_migration_backfills_record_times(tmp_path):
     base = ("'default', 'alice', 'default', NULL, {key}, {content}, 'h', 'context', 'fact', 'user', 'durable', "
             "'descriptive', 1.0, {status}, 'explicit', NULL, NULL, NULL, NULL, NULL, "
             "'2026-01-01T00:00:00+00:00', {updated}, '2026-01-01T00:00:00+00:00', NULL, 1, NULL, NULL")
-    conn.execute(f"INSERT INTO facts (id, tenant, user_id, agent, project, key, content, content_hash, category, kind, "
-                 f"scope, durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
-                 f"extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, "
-                 f"supersedes, context) VALUES ('a', " + base.format(key="'k'", content="'old'", status="'superseded'",
+    conn.execute("INSERT INTO facts (id, tenant, user_id, agent, project, key, content, content_hash, category, kind, "
+                 "scope, durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
+                 "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, "
+                 "supersedes, context) VALUES ('a', " + base.format(key="'k'", content="'old'", status="'superseded'",
                  updated="'2026-02-01T00:00:00+00:00'") + ")")
     conn.commit()
     conn.close()

@@ -1,6 +1,6 @@
 """The ``archivist`` command.
 
-The store is ``--db PATH``, else ``$ARCHIVIST_DB``, else ``memory.db`` under the
+The store is ``--db PATH`` (or a ``postgresql://`` DSN), else ``$ARCHIVIST_DB``, else ``memory.db`` under the
 user's data directory. Tenant and agent default to ``default``. User errors print
 one line on stderr and exit 1; ``--json`` prints machine-readable output.
 """
@@ -24,19 +24,22 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Long-term me
 out = Console()
 err = Console(stderr=True)
 
-DbOption = Annotated[Optional[Path], typer.Option("--db", help="Store file (default: $ARCHIVIST_DB or the data dir).")]
+DbOption = Annotated[Optional[str], typer.Option(
+    "--db", help="Store: a SQLite file, or a postgresql:// DSN (default: $ARCHIVIST_DB or the data dir).")]
 UserOption = Annotated[str, typer.Option("--user", "-u", help="User id (trusted caller identity).")]
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
 AgentOption = Annotated[str, typer.Option("--agent", help="Agent id.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def resolve_db(db: Path | None) -> Path:
-    if db is not None:
-        return db
-    env = os.environ.get("ARCHIVIST_DB")
-    if env:
-        return Path(env)
+def resolve_db(db: str | Path | None) -> str | Path:
+    """Where the store is: ``--db``, else ``$ARCHIVIST_DB``, else the user's data dir.
+    A ``postgresql://`` DSN stays a string; anything else is a SQLite file path."""
+    from .storage import is_dsn
+
+    target = db if db is not None else os.environ.get("ARCHIVIST_DB")
+    if target:
+        return str(target) if is_dsn(str(target)) else Path(target)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("archivist")) / "memory.db"
@@ -232,9 +235,9 @@ def reindex(
     """Rebuild the derived indexes from the authoritative rows."""
     from .index.embed import get_embedder
     from .memory import Memory
-    from .storage.sqlite import SQLiteStore
+    from .storage import open_store
 
-    mem = Memory(SQLiteStore(resolve_db(db)))  # no model check: a re-embed may change the model
+    mem = Memory(open_store(resolve_db(db)))  # no model check: a re-embed may change the model
     if vectors:
         mem.embedder = get_embedder(embedder)
     with mem, Progress(console=err, transient=True) as progress:

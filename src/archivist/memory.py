@@ -76,7 +76,7 @@ from .index.embed import Embedder, get_embedder
 from .retrieval.hybrid import HybridRanking
 from .retrieval.rank import KeywordRanking
 from .storage.base import Store
-from .storage.sqlite import SQLiteStore
+from .storage import open_store
 from .tokens import TokenCounter, default_counter
 
 
@@ -151,10 +151,12 @@ class Memory:
 
     @classmethod
     def open(cls, path: str | Path = "memory.db", *, vector_index: str = "auto", **options: Any) -> Memory:
-        """Open (or create) an embedded SQLite store at ``path``. ``vector_index``:
-        ``auto``/``numpy`` (in-memory brute force, fastest) or ``sqlite-vec`` (reads pages
-        of a sidecar file instead of holding matrices; needs the ``vec`` extra)."""
-        return cls(SQLiteStore(path, vector_index=vector_index), **options)
+        """Open (or create) a store: an embedded SQLite file at ``path``, or a
+        PostgreSQL database when ``path`` is a ``postgresql://`` DSN (the ``postgres``
+        extra). ``vector_index`` (SQLite only): ``auto``/``numpy`` (in-memory brute
+        force, fastest) or ``sqlite-vec`` (reads pages of a sidecar file instead of
+        holding matrices; needs the ``vec`` extra)."""
+        return cls(open_store(path, vector_index=vector_index), **options)
 
     @property
     def token_counter(self) -> TokenCounter:

@@ -85,9 +85,27 @@ class Store(ABC):
         """Committed, unexpired facts matching any of ``terms`` (already segmented,
         stopwords removed), best first. Backends quote the terms themselves."""
 
-    @abstractmethod
     def history(self, identity: Identity, fact_id: str) -> list[Fact]:
         """The version chain that ends (or passes) at ``fact_id``, oldest first."""
+        chain: list[Fact] = []
+        seen: set[str] = set()
+        current = self.get_fact(identity, fact_id)
+        while current is not None and current.id not in seen:  # walk back
+            seen.add(current.id)
+            chain.append(current)
+            current = self.get_fact(identity, current.supersedes) if current.supersedes else None
+        chain.reverse()
+        while chain:  # walk forward
+            nxt = self.successor(identity, chain[-1].id)
+            if nxt is None or nxt.id in seen:
+                break
+            seen.add(nxt.id)
+            chain.append(nxt)
+        return chain
+
+    @abstractmethod
+    def successor(self, identity: Identity, fact_id: str) -> Fact | None:
+        """The version that supersedes ``fact_id`` in the scope, if any."""
 
     @abstractmethod
     def facts_as_of(self, identity: Identity, at: datetime) -> list[Fact]:

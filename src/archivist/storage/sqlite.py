@@ -20,7 +20,6 @@ import math
 import sqlite3
 import threading
 import time
-from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -35,24 +34,30 @@ from ..index.text import match_expression, segment_for_index
 from ..index.vectors import VectorIndex, open_index
 from ..model import (
     AuditEntry,
-    Authority,
-    Category,
-    Durability,
     Evidence,
     Fact,
-    FactScope,
     Identity,
-    Kind,
     Preference,
     Profile,
     ProfileSection,
-    Provenance,
-    SourceType,
     Status,
     TaskState,
     embed_text,
 )
 from .base import KeywordMatch, Progress, Store
+from .rows import (
+    FACT_COLUMNS,
+    N_FACT_COLUMNS,
+    SUMMARY_COLUMNS,
+    Counts,
+    api_key_from_row,
+    fact_from_row,
+    fact_params,
+    index_text,
+    redaction_needles,
+    review_item_from_row,
+    summary_from_row,
+)
 
 MIGRATIONS: list[str] = [
     # 1: facts, profile, audit, keyword index
@@ -322,23 +327,12 @@ MIGRATIONS: list[str] = [
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 
-_FACT_COLUMNS = (
-    "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
-    "durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
-    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context, "
-    "valid_from, recorded_at, retired_at"
-)
-N_FACT_COLUMNS = 31  # seq follows them in queries that select it
+_FACT_COLUMNS = FACT_COLUMNS
 _F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 
 
 SEQ_BITS = 36  # room for 68 billion fact rows per file; scope ids take the high bits
 SEQ_MASK = (1 << SEQ_BITS) - 1
-
-
-def index_text(fact: Fact) -> str:
-    """What the keyword index holds for a fact: its content, then its context."""
-    return fact.content + ("\n" + fact.context if fact.context else "")
 
 
 def fts_rowid(scope_id: int, seq: int) -> int:
@@ -355,61 +349,10 @@ def _ts(value: datetime | None) -> str | None:
 
 
 def _fact_params(f: Fact) -> tuple:
-    from ..pipeline.governance import content_hash
-
-    p = f.provenance
-    return (
-        f.id, f.identity.tenant, f.identity.user, f.identity.agent, f.identity.project, f.key, f.content,
-        content_hash(f.content), f.category.value, f.kind.value, f.scope.value, f.durability.value,
-        f.authority.value, f.confidence, f.status.value, p.source_type.value, p.thread_id, p.message_id,
-        p.evidence_text, p.extractor, p.extractor_version, _ts(f.created_at), _ts(f.updated_at),
-        _ts(f.last_confirmed_at), _ts(f.valid_until), f.version, f.supersedes, f.context,
-        _ts(f.valid_from), _ts(f.recorded_at), _ts(f.retired_at),
-    )
+    return fact_params(f, _ts)
 
 
-_ENUMS = {
-    enum: {member.value: member for member in enum}
-    for enum in (Category, Kind, FactScope, Durability, Authority, Status, SourceType)
-}
-
-
-@lru_cache(maxsize=4096)
-def _identity(tenant: str, user: str, agent: str, project: str | None) -> Identity:
-    return Identity(tenant, user, agent, project)  # rows repeat the same few scopes: build each once
-
-
-def _fact_from_row(r: sqlite3.Row | tuple) -> Fact:
-    (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
-     confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
-     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context,
-     valid_from, recorded_at, retired_at) = tuple(r)[:N_FACT_COLUMNS]
-    return Fact(
-        id=fid,
-        identity=_identity(tenant, user, agent, project),
-        key=key,
-        content=content,
-        category=_ENUMS[Category][category],
-        kind=_ENUMS[Kind][kind],
-        scope=_ENUMS[FactScope][scope],
-        durability=_ENUMS[Durability][durability],
-        authority=_ENUMS[Authority][authority],
-        confidence=confidence,
-        status=_ENUMS[Status][status],
-        provenance=Provenance(
-            _ENUMS[SourceType][source_type], thread_id, message_id, evidence_text, extractor, extractor_version
-        ),
-        created_at=parse_time(created_at),
-        updated_at=parse_time(updated_at),
-        last_confirmed_at=parse_time(last_confirmed_at),
-        valid_until=parse_time(valid_until) if valid_until else None,
-        version=version,
-        supersedes=supersedes,
-        context=context,
-        valid_from=parse_time(valid_from) if valid_from else None,
-        recorded_at=parse_time(recorded_at) if recorded_at else None,
-        retired_at=parse_time(retired_at) if retired_at else None,
-    )
+_fact_from_row = fact_from_row
 
 
 def _translate(exc: sqlite3.Error, path: str) -> StoreError:
@@ -466,6 +409,10 @@ class SQLiteStore(Store):
         for version in range(current + 1, len(MIGRATIONS) + 1):
             c.execute("BEGIN IMMEDIATE")
             try:
+                # another connection may have migrated while this one waited for the lock
+                if c.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                    c.execute("COMMIT")
+                    continue
                 for statement in _split_sql(MIGRATIONS[version - 1]):
                     c.execute(statement)
                 c.execute(
@@ -688,25 +635,13 @@ class SQLiteStore(Store):
             self._docs = (self._read("SELECT count(*) FROM facts WHERE status = 'committed'")[0][0], now)
         return self._docs[0]
 
-    def history(self, identity, fact_id):
-        chain: list[Fact] = []
-        current = self.get_fact(identity, fact_id)
-        seen = set()
-        while current is not None and current.id not in seen:  # walk back
-            seen.add(current.id)
-            chain.append(current)
-            current = self.get_fact(identity, current.supersedes) if current.supersedes else None
-        chain.reverse()
-        while True:  # walk forward
-            rows = self._read(
-                f"SELECT {_FACT_COLUMNS} FROM facts WHERE supersedes = ? AND tenant = ? AND user_id = ? AND agent = ?",
-                (chain[-1].id, identity.tenant, identity.user, identity.agent),
-            ) if chain else []
-            if not rows or rows[0][0] in seen:
-                return chain
-            nxt = _fact_from_row(rows[0])
-            seen.add(nxt.id)
-            chain.append(nxt)
+    def successor(self, identity, fact_id):
+        rows = self._read(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE supersedes = ? AND tenant = ? AND user_id = ? AND agent = ? "
+            "ORDER BY seq LIMIT 1",
+            (fact_id, identity.tenant, identity.user, identity.agent),
+        )
+        return _fact_from_row(rows[0]) if rows else None
 
     def facts_as_of(self, identity, at):
         t = _ts(at)
@@ -805,22 +740,12 @@ class SQLiteStore(Store):
             )
 
     def list_summaries(self, identity, *, since=None, limit=100):
-        from ..lifecycle.sessions import SessionSummary
-
         rows = self._read(
-            "SELECT id, thread_id, first_message_id, last_message_id, message_count, payload, cited_fact_ids, "
-            "evidence_id, stale_reason, created_at FROM session_summaries WHERE tenant = ? AND user_id = ? "
+            f"SELECT {SUMMARY_COLUMNS} FROM session_summaries WHERE tenant = ? AND user_id = ? "
             "AND agent = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?",
             (identity.tenant, identity.user, identity.agent, _ts(since) if since else "", int(limit)),
         )
-        out = []
-        for sid, thread, first, last, count, payload, cited, evidence, stale, created in rows:
-            p = json.loads(payload)
-            out.append(SessionSummary(
-                sid, thread, first, last, count, p["goal"], tuple(p["done"]), tuple(p["open_items"]),
-                tuple(p["decisions"]), tuple(p["errors"]), p["next_step"], tuple(json.loads(cited)), evidence,
-                p.get("summarizer", "rules"), parse_time(created), stale))
-        return out
+        return [summary_from_row(r) for r in rows]
 
     # -- what an export needs ----------------------------------------------------
     def user_agents(self, tenant: str, user: str) -> list[str]:
@@ -917,11 +842,7 @@ class SQLiteStore(Store):
     def find_api_key(self, key_hash):
         rows = self._read("SELECT id, tenant, users, agents, role, label FROM api_keys WHERE key_hash = ? "
                           "AND revoked_at IS NULL", (key_hash,))
-        if not rows:
-            return None
-        kid, tenant, users, agents, role, label = rows[0]
-        return {"id": kid, "tenant": tenant, "users": json.loads(users), "agents": json.loads(agents),
-                "role": role, "label": label}
+        return api_key_from_row(rows[0]) if rows else None
 
     def revoke_api_key(self, key_id, at):
         with self.transaction():
@@ -963,8 +884,7 @@ class SQLiteStore(Store):
         rows = self._read("SELECT id, kind, fact_ids, reason, status, created_at, resolved_at FROM review_items "
                           "WHERE tenant = ? AND user_id = ? AND agent = ? AND status = ? ORDER BY created_at, id",
                           (identity.tenant, identity.user, identity.agent, status))
-        return [{"id": i, "kind": k, "fact_ids": json.loads(ids), "reason": r, "status": st, "created_at": c,
-                 "resolved_at": res} for i, k, ids, r, st, c, res in rows]
+        return [review_item_from_row(r) for r in rows]
 
     def resolve_review_item(self, identity, item_id, at):
         with self.transaction():
@@ -987,12 +907,8 @@ class SQLiteStore(Store):
     def forget_fact(self, identity, fact_ids, *, at):
         from ..pipeline.governance import content_hash
 
-        counts: dict[str, int] = {}
-
-        def count(table: str, n: int) -> None:
-            if n:
-                counts[table] = counts.get(table, 0) + n
-
+        counts = Counts()
+        count = counts.add
         scope = (identity.tenant, identity.user, identity.agent)
         with self.transaction():
             scope_id = self._scope_id(identity, create=True)
@@ -1041,14 +957,13 @@ class SQLiteStore(Store):
             self.vectors.forget(scope_id)
             if not self._purge(vacuum=False):
                 counts["wal not truncated (readers active; forget again later)"] = 1
-        return counts
+        return dict(counts)
 
     def _redact(self, table: str, column: str, identity: Identity, quotes: Sequence[str]) -> int:
         """Replace the quotes (as plain text and as JSON string content) inside the
         scope's rows of ``table``; returns the rows changed."""
-        needles = {n for q in quotes if len(q.strip()) >= 4 for n in (q, json.dumps(q, ensure_ascii=False)[1:-1])}
         changed = 0
-        for needle in sorted(needles, key=len, reverse=True):
+        for needle in redaction_needles(quotes):
             rows = self._write(
                 f"SELECT rowid, {column} FROM {table} WHERE tenant = ? AND user_id = ? AND agent = ? "
                 f"AND instr({column}, ?) > 0",

@@ -1,0 +1,159 @@
+"""How a fact maps to a table row: one column list and one conversion each way,
+shared by every SQL backend so that they cannot drift apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from ..clock import parse_time
+from ..model import (
+    Authority,
+    Category,
+    Durability,
+    Fact,
+    FactScope,
+    Identity,
+    Kind,
+    Provenance,
+    SourceType,
+    Status,
+)
+
+FACT_COLUMNS = (
+    "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
+    "durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
+    "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context, "
+    "valid_from, recorded_at, retired_at"
+)
+N_FACT_COLUMNS = 31  # seq follows them in queries that select it
+
+
+def index_text(fact: Fact) -> str:
+    """What the keyword index holds for a fact: its content, then its context."""
+    return fact.content + ("\n" + fact.context if fact.context else "")
+
+
+def fact_params(f: Fact, ts: Callable[[datetime | None], Any]) -> tuple:
+    """The row values of ``f`` in :data:`FACT_COLUMNS` order; ``ts`` encodes times."""
+    from ..pipeline.governance import content_hash
+
+    p = f.provenance
+    return (
+        f.id, f.identity.tenant, f.identity.user, f.identity.agent, f.identity.project, f.key, f.content,
+        content_hash(f.content), f.category.value, f.kind.value, f.scope.value, f.durability.value,
+        f.authority.value, f.confidence, f.status.value, p.source_type.value, p.thread_id, p.message_id,
+        p.evidence_text, p.extractor, p.extractor_version, ts(f.created_at), ts(f.updated_at),
+        ts(f.last_confirmed_at), ts(f.valid_until), f.version, f.supersedes, f.context,
+        ts(f.valid_from), ts(f.recorded_at), ts(f.retired_at),
+    )
+
+
+_ENUMS = {
+    enum: {member.value: member for member in enum}
+    for enum in (Category, Kind, FactScope, Durability, Authority, Status, SourceType)
+}
+
+
+@lru_cache(maxsize=4096)
+def _identity(tenant: str, user: str, agent: str, project: str | None) -> Identity:
+    return Identity(tenant, user, agent, project)  # rows repeat the same few scopes: build each once
+
+
+def as_time(value: str | datetime | None) -> datetime | None:
+    """A stored time (ISO text in SQLite, ``timestamptz`` in PostgreSQL) as aware UTC."""
+    if value is None or value == "":
+        return None
+    return parse_time(value) if isinstance(value, str) else parse_time(value.isoformat())
+
+
+def fact_from_row(r: Any) -> Fact:
+    (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
+     confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
+     created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context,
+     valid_from, recorded_at, retired_at) = tuple(r)[:N_FACT_COLUMNS]
+    return Fact(
+        id=fid,
+        identity=_identity(tenant, user, agent, project),
+        key=key,
+        content=content,
+        category=_ENUMS[Category][category],
+        kind=_ENUMS[Kind][kind],
+        scope=_ENUMS[FactScope][scope],
+        durability=_ENUMS[Durability][durability],
+        authority=_ENUMS[Authority][authority],
+        confidence=confidence,
+        status=_ENUMS[Status][status],
+        provenance=Provenance(
+            _ENUMS[SourceType][source_type], thread_id, message_id, evidence_text, extractor, extractor_version
+        ),
+        created_at=as_time(created_at),
+        updated_at=as_time(updated_at),
+        last_confirmed_at=as_time(last_confirmed_at),
+        valid_until=as_time(valid_until),
+        version=version,
+        supersedes=supersedes,
+        context=context,
+        valid_from=as_time(valid_from),
+        recorded_at=as_time(recorded_at),
+        retired_at=as_time(retired_at),
+    )
+
+
+SUMMARY_COLUMNS = ("id, thread_id, first_message_id, last_message_id, message_count, payload, cited_fact_ids, "
+                   "evidence_id, stale_reason, created_at")
+
+
+def summary_from_row(row: Any):
+    """A :class:`~archivist.lifecycle.sessions.SessionSummary` from :data:`SUMMARY_COLUMNS`."""
+    import json
+
+    from ..lifecycle.sessions import SessionSummary
+
+    sid, thread, first, last, count, payload, cited, evidence, stale, created = row
+    p = json.loads(payload)
+    return SessionSummary(
+        sid, thread, first, last, count, p["goal"], tuple(p["done"]), tuple(p["open_items"]),
+        tuple(p["decisions"]), tuple(p["errors"]), p["next_step"], tuple(json.loads(cited)), evidence,
+        p.get("summarizer", "rules"), as_time(created), stale)
+
+
+def iso(value: str | datetime | None) -> str | None:
+    """A stored time as the ISO text the API returns (UTC, microseconds)."""
+    t = as_time(value)
+    return t.isoformat(timespec="microseconds") if t else None
+
+
+def review_item_from_row(row: Any) -> dict[str, Any]:
+    import json
+
+    item_id, kind, fact_ids, reason, status, created, resolved = row
+    return {"id": item_id, "kind": kind, "fact_ids": json.loads(fact_ids), "reason": reason, "status": status,
+            "created_at": iso(created), "resolved_at": iso(resolved)}
+
+
+def api_key_from_row(row: Any) -> dict[str, Any]:
+    import json
+
+    kid, tenant, users, agents, role, label = row
+    return {"id": kid, "tenant": tenant, "users": json.loads(users), "agents": json.loads(agents),
+            "role": role, "label": label}
+
+
+def redaction_needles(quotes: list[str]) -> list[str]:
+    """What forgetting replaces in free text: each quote as plain text and as JSON
+    string content, longest first; quotes under 4 characters are too short to redact."""
+    import json
+
+    needles = {n for q in quotes if len(q.strip()) >= 4 for n in (q, json.dumps(q, ensure_ascii=False)[1:-1])}
+    return sorted(needles, key=len, reverse=True)
+
+
+class Counts(dict):
+    """Rows removed or changed per table, for a forget receipt (zeros left out)."""
+
+    def add(self, table: str, n: int) -> None:
+        if n:
+            self[table] = self.get(table, 0) + n

@@ -1,0 +1,162 @@
+"""PostgreSQL-specific guarantees: isolation enforced by the database itself (RLS),
+migrations, clear errors, and the CLI and REST API running on a DSN."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import psycopg
+import pytest
+
+from archivist import FixedClock, Memory
+from archivist.errors import SchemaTooNew, StoreError
+from archivist.storage.postgres import APP_ROLE, MIGRATIONS, PostgresStore
+
+T0 = "2026-01-01T00:00:00+00:00"
+
+
+def as_app(dsn, tenant=None, user=None):
+    """A raw connection as the unprivileged role, with (or without) scope settings."""
+    conn = psycopg.connect(dsn)
+    conn.execute(f"SET ROLE {APP_ROLE}")
+    if tenant is not None:
+        conn.execute("SELECT set_config('archivist.tenant', %s, true), set_config('archivist.user', %s, true)",
+                     (tenant, user))
+    return conn
+
+
+def test_row_level_security_hides_other_users_even_from_a_query_without_filters(pg_dsn):
+    with Memory.open(pg_dsn, clock=FixedClock(T0)) as mem:
+        assert mem.store.enforces_rls
+        for user in ("alice", "bob"):
+            s = mem.scope(user=user)
+            s.remember(f"The user {user} keeps a secret.")
+            s.set_preference("language", "en")
+            s.put_evidence(f"ev-{user}", f"tool output of {user}")
+    unfiltered = ["facts", "preferences", "evidence", "audit", "fact_vectors"]
+    with as_app(pg_dsn, "default", "bob") as conn:
+        for table in unfiltered:  # no WHERE clause at all: the policy still applies
+            users = {r[0] for r in conn.execute(f"SELECT user_id FROM {table}")}
+            assert users <= {"bob"}, table
+        assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
+        assert conn.execute("UPDATE preferences SET value = 'x'").rowcount == 1  # bob's row only
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # WITH CHECK: no writing as someone else
+            conn.execute("INSERT INTO preferences VALUES ('default', 'alice', 'k', 'v', true, 's', 1, now(), NULL)")
+    with as_app(pg_dsn) as conn:  # no settings: nothing is visible
+        assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+    with as_app(pg_dsn, "other-tenant", "bob") as conn:
+        assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+def test_settings_last_one_transaction_only(pg_dsn):
+    with Memory.open(pg_dsn, clock=FixedClock(T0)) as mem:
+        mem.scope(user="alice").remember("The user alice likes tea.")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"SET ROLE {APP_ROLE}")
+        with conn.transaction():
+            conn.execute("SELECT set_config('archivist.tenant', 'default', true), "
+                         "set_config('archivist.user', 'alice', true)")
+            assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0  # SET LOCAL ended with it
+
+
+def test_migrations_are_recorded_once_and_a_newer_schema_is_refused(pg_dsn):
+    store = PostgresStore(pg_dsn)
+    assert store.schema_version == len(MIGRATIONS)
+    store.close()
+    PostgresStore(pg_dsn).close()  # reopening runs nothing again
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM archivist_schema_migrations").fetchone()[0] == len(MIGRATIONS)
+        conn.execute("INSERT INTO archivist_schema_migrations (version) VALUES (99)")
+    with pytest.raises(SchemaTooNew, match="Upgrade"):
+        PostgresStore(pg_dsn)
+
+
+def test_an_unreachable_database_is_one_clear_error(tmp_path):
+    dsn = f"postgresql://nobody@/nowhere?host={tmp_path}&connect_timeout=2"
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+        PostgresStore(dsn)
+    cli = subprocess.run([sys.executable, "-m", "archivist.cli", "facts", "--user", "alice", "--db", dsn],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 1 and "cannot connect to PostgreSQL" in cli.stderr and "Traceback" not in cli.stderr
+
+
+def test_cli_on_a_dsn(pg_dsn):
+    env = {**os.environ, "ARCHIVIST_DB": pg_dsn}
+
+    def run(*args):
+        done = subprocess.run([sys.executable, "-m", "archivist.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("remember", "用户偏好用中文解释技术问题。", "--user", "alice")
+    hits = json.loads(run("search", "中文", "--user", "alice", "--json"))
+    assert hits[0]["content"] == "用户偏好用中文解释技术问题。"
+    assert json.loads(run("search", "中文", "--user", "bob", "--json")) == []
+    assert "schema v" in run("init")
+
+
+def test_rest_api_on_a_dsn(pg_dsn):
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    import uvicorn
+
+    from archivist.server.app import create_app
+    from archivist.server.keys import create_key
+
+    mem = Memory.open(pg_dsn, clock=FixedClock(T0))
+    alice = create_key(mem.store, tenant="acme", users=["alice"], role="writer")[1]
+    other = create_key(mem.store, tenant="globex", users=["*"], role="admin")[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app(mem), host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.01)
+    port = srv.servers[0].sockets[0].getsockname()[1]
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+            r = c.post("/v1/users/alice/facts", json={"content": "Alice's locker code is 4711."},
+                       headers={"Authorization": f"Bearer {alice}"})
+            assert r.status_code == 201, r.text
+            fid = r.json()["id"]
+            hits = c.post("/v1/users/alice/search", json={"query": "locker"},
+                          headers={"Authorization": f"Bearer {alice}"}).json()
+            assert hits[0]["fact"]["id"] == fid
+            stranger = c.get(f"/v1/users/alice/facts/{fid}", headers={"Authorization": f"Bearer {other}"})
+            assert stranger.status_code == 404 and "4711" not in stranger.text
+    finally:
+        srv.should_exit = True
+        thread.join(5)
+        mem.close()
+
+
+def test_concurrent_consolidations_of_one_user_apply_each_change_once(pg_dsn):
+    clock = FixedClock(T0)
+    with Memory.open(pg_dsn, clock=clock) as mem:
+        s = mem.scope(user="alice")
+        s.remember("The user is on call this week.", valid_until="2026-01-05T00:00:00+00:00")
+        s.remember("用户每天早上喝绿茶。")
+        clock.set("2026-02-01T00:00:00+00:00")
+    barrier = threading.Barrier(2)
+    plans = []
+
+    def run():
+        with Memory.open(pg_dsn, clock=FixedClock("2026-02-01T00:00:00+00:00")) as mem:
+            barrier.wait()
+            plans.append(mem.scope(user="alice").consolidate(force=True))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    applied = sorted(len(p.actions) - len(p.skipped) for p in plans)
+    assert applied == [0, 1], [(p.actions, p.skipped) for p in plans]  # one applied it, the other saw it done
+    with Memory.open(pg_dsn, clock=FixedClock("2026-02-01T00:00:00+00:00")) as mem:
+        s = mem.scope(user="alice")
+        assert [f.content for f in s.facts()] == ["用户每天早上喝绿茶。"]
+        assert len([e for e in s.audit() if (e.action, e.code) == ("consolidate", "expire")]) == 1
