@@ -32,6 +32,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/hybrid_latency.py
 	$(BIN)/python bench/forget_latency.py
 	$(BIN)/python bench/api_load.py
+	$(BIN)/python bench/backends.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -69,6 +69,16 @@ def settle(mem: Memory) -> None:
             conn.execute("VACUUM ANALYZE")
 
 
+def stored_bytes(mem: Memory) -> int:
+    """Bytes on disk: the SQLite file and its WAL, or the PostgreSQL database."""
+    if hasattr(mem.store, "dsn"):
+        import psycopg
+
+        with psycopg.connect(mem.store.dsn) as conn:
+            return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    return sum(Path(mem.store.path + s).stat().st_size for s in ("", "-wal") if Path(mem.store.path + s).exists())
+
+
 def keyword_latency(mem: Memory, users: list[str], queries: list[str], k: int) -> tuple[float, float]:
     samples = []
     for n, q in enumerate(queries):
@@ -109,6 +119,7 @@ def one_scope(mem: Memory, texts: list[str], queries: list[str], args, label: st
     for start in range(0, len(extra), 100):
         gov.remember_many({"content": t} for t in extra[start : start + 100])
     out["governed"] = len(extra) / (time.perf_counter() - started)
+    out["bytes"] = stored_bytes(mem) / (args.big + len(extra))
     return out
 
 
@@ -120,6 +131,7 @@ def many_users(mem: Memory, texts: list[str], queries: list[str], args, label: s
     rng = np.random.default_rng(3)
     out["keyword"] = keyword_latency(mem, [users[i] for i in rng.integers(0, len(users), size=len(queries))],
                                      queries, args.k)
+    out["bytes"] = stored_bytes(mem) / len(owners)
     return out
 
 
@@ -175,29 +187,30 @@ def main() -> None:
 
     print()
     print(f"{args.queries} real queries, k={args.k}; SQLite {sqlite3.sqlite_version} (WAL, numpy vectors); "
-          f"PostgreSQL {pg_version or '-'} (pgvector HNSW, m=16, ef_construction=64, ef_search=40; default server "
+          f"PostgreSQL {pg_version or '-'} (pgvector HNSW, m=16, ef_construction=64, ef_search=max(100, 4k); default server "
           "settings; unix socket; VACUUM ANALYZE after each bulk load, as autovacuum would); 2 cores")
     print()
     print(f"One scope, {args.big:,} facts with {DIM}-d vectors:")
     print()
     print("| backend | ingest (facts/s) | vector writes (/s) | governed remember (facts/s) | keyword p50 | p95 "
-          "| vector p50 | p95 | vector recall@10 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| vector p50 | p95 | vector recall@10 | bytes/fact |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for backend in ("sqlite", "postgres"):
         r = results.get((backend, "one-scope"))
         if r:
             print(f"| {backend} | {r['ingest']:,.0f} | {r['vector_ingest']:,.0f} | {r['governed']:,.0f} "
                   f"| {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms | {r['vector'][0]:.2f} ms "
-                  f"| {r['vector'][1]:.2f} ms | {r['recall']:.3f} |")
+                  f"| {r['vector'][1]:.2f} ms | {r['recall']:.3f} | {r['bytes']:,.0f} |")
     print()
     print(f"{many:,} facts over {args.users:,} users ({args.per_user:,} each), keyword search in a random user's scope:")
     print()
-    print("| backend | ingest (facts/s) | keyword p50 | p95 |")
-    print("|---|---|---|---|")
+    print("| backend | ingest (facts/s) | keyword p50 | p95 | bytes/fact |")
+    print("|---|---|---|---|---|")
     for backend in ("sqlite", "postgres"):
         r = results.get((backend, "many-users"))
         if r:
-            print(f"| {backend} | {r['ingest']:,.0f} | {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms |")
+            print(f"| {backend} | {r['ingest']:,.0f} | {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms "
+                  f"| {r['bytes']:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -335,6 +335,9 @@ class PostgresStore(Store):
 
     def _migrate(self) -> None:
         with self._connect() as conn:
+            if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+                self._check_replica(conn)
+                return
             conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
             try:
                 conn.execute("CREATE TABLE IF NOT EXISTS archivist_schema_migrations "
@@ -356,6 +359,20 @@ class PostgresStore(Store):
                 raise StoreError(f"{self.path}: migration failed ({str(exc).strip()})") from exc
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+    def _check_replica(self, conn) -> None:
+        """A read replica cannot migrate: it must already be at this schema (migrate
+        the primary first). Writes through it fail as read-only transactions."""
+        try:
+            current = conn.execute("SELECT coalesce(max(version), 0) FROM archivist_schema_migrations").fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.path}: a read replica without the archivist schema; open the primary "
+                             "once first") from exc
+        if current != len(MIGRATIONS):
+            raise StoreError(f"{self.path}: the replica is at schema version {current}, this archivist needs "
+                             f"{len(MIGRATIONS)}; migrate the primary first")
+        bypass = conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+        self._app_role = APP_ROLE if bypass else None
 
     def _ensure_app_role(self, conn) -> None:
         """The role pooled connections switch to when the login role would bypass RLS."""
