@@ -160,3 +160,35 @@ def test_concurrent_consolidations_of_one_user_apply_each_change_once(pg_dsn):
         s = mem.scope(user="alice")
         assert [f.content for f in s.facts()] == ["用户每天早上喝绿茶。"]
         assert len([e for e in s.audit() if (e.action, e.code) == ("consolidate", "expire")]) == 1
+
+
+def test_a_read_replica_serves_searches_and_refuses_writes(pg_dsn):
+    from psycopg.conninfo import conninfo_to_dict
+
+    from archivist.testing.postgres import PostgresUnavailable, StreamingReplica
+
+    with Memory.open(pg_dsn, clock=FixedClock(T0)) as mem:
+        mem.scope(user="alice").remember("The user alice deploys with Kubernetes.")
+    try:
+        replica = StreamingReplica()
+    except PostgresUnavailable as exc:
+        if os.environ.get("ARCHIVIST_TEST_PG_DSN"):
+            pytest.skip(f"no replica to test against: {exc}")
+        raise
+    try:
+        dbname = conninfo_to_dict(pg_dsn)["dbname"]
+        with Memory.open(replica.dsn(dbname), clock=FixedClock(T0)) as ro:
+            assert ro.store.schema_version == len(MIGRATIONS)
+            hits = ro.scope(user="alice").search("kubernetes")
+            assert [h.fact.content for h in hits] == ["The user alice deploys with Kubernetes."]
+            assert ro.scope(user="bob").search("kubernetes") == []
+            with Memory.open(pg_dsn, clock=FixedClock(T0)) as primary:  # streamed after the base backup
+                primary.scope(user="alice").remember("用户每天早上喝绿茶。")
+            deadline = time.monotonic() + 30
+            while not ro.scope(user="alice").search("绿茶") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert ro.scope(user="alice").search("绿茶")
+            with pytest.raises(Exception, match="read-only"):
+                ro.scope(user="alice").remember("The user alice prefers dark mode.")
+    finally:
+        replica.close()

