@@ -14,9 +14,24 @@ from archivist.server.app import create_app  # noqa: E402
 from archivist.server.keys import create_key  # noqa: E402
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request, db_path):
+    """Where the server keeps memory: a SQLite file, or a PostgreSQL DSN (the same app)."""
+    if request.param == "sqlite":
+        yield db_path
+        return
+    from pg import postgres_or_skip
+
+    from archivist.testing.postgres import drop_database
+
+    dsn = postgres_or_skip()
+    yield dsn
+    drop_database(dsn)
+
+
 @pytest.fixture
-def server(db_path, clock):
-    mem = Memory.open(db_path, clock=clock)
+def server(store_target, clock):
+    mem = Memory.open(store_target, clock=clock)
     keys = {
         "alice": create_key(mem.store, tenant="acme", users=["alice"], role="writer")[1],
         "reader": create_key(mem.store, tenant="acme", users=["alice"], role="reader")[1],
@@ -117,17 +132,25 @@ def test_ingest_runs_in_the_background_and_reports(server):
     assert c.delete("/v1/users/alice", headers=h(keys["admin"])).json()["counts"]["facts"] == 2
 
 
-def test_keys_cli_and_serve_on_loopback(tmp_path):
+def test_keys_cli_and_serve_on_loopback(store_target):
     import os
     import socket
     import subprocess
     import sys
 
-    db = str(tmp_path / "s.db")
+    db = str(store_target)
     out = subprocess.run([sys.executable, "-m", "archivist.cli", "keys", "create", "--tenant", "acme", "--user", "alice",
                           "--db", db], capture_output=True, text=True, check=True).stdout
     secret = out.strip()
-    assert secret.startswith("ak_") and secret not in open(db, "rb").read().decode("latin-1")
+    assert secret.startswith("ak_")
+    if db.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(db) as conn:
+            stored = str(conn.execute("SELECT * FROM api_keys").fetchall())
+        assert "acme" in stored and secret not in stored
+    else:
+        assert secret not in open(db, "rb").read().decode("latin-1")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -142,6 +165,9 @@ def test_keys_cli_and_serve_on_loopback(tmp_path):
             except httpx.TransportError:
                 time.sleep(0.05)
         assert r.status_code == 201
+        hits = httpx.post(f"http://127.0.0.1:{port}/v1/users/alice/search", json={"query": "tea"},
+                          headers={"X-API-Key": secret}, timeout=5).json()
+        assert [h["fact"]["content"] for h in hits] == ["Alice likes tea."]
         spec = httpx.get(f"http://127.0.0.1:{port}/openapi.json").json()
         assert spec["openapi"].startswith("3.") and "/v1/users/{user}/search" in spec["paths"]
     finally:
