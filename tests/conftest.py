@@ -62,3 +62,21 @@ def pg_dsn():
     dsn = postgres_or_skip()
     yield dsn
     drop_database(dsn)
+
+
+def pytest_runtest_logreport(report):
+    """Feed the torture report (tests/torture.py) with how each torture test ended."""
+    import torture
+
+    if report.when == "call" or report.failed:
+        torture.finish(report.nodeid, report.outcome, report.duration)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import os
+
+    import torture
+
+    path = os.environ.get("ARCHIVIST_TORTURE_REPORT")
+    if path and torture.ROWS:
+        torture.write_report(path)

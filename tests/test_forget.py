@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from conftest import candidate, turn
-from test_vector_index import HashEmbedder
+from archivist.testing.embedders import HashEmbedder
 
 from archivist import Memory
 from archivist.errors import FactNotFound

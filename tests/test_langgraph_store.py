@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("langgraph.store.base", reason="the langchain extra is not installed (pip install '.[langchain]')")
 
-from test_vector_index import HashEmbedder  # noqa: E402
+from archivist.testing.embedders import HashEmbedder  # noqa: E402
 
 from archivist import Memory  # noqa: E402
 from archivist.integrations.langgraph_store import ArchivistStore  # noqa: E402

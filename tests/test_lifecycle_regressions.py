@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from test_vector_index import HashEmbedder
+from archivist.testing.embedders import HashEmbedder
 
 from archivist import Memory
 from archivist.errors import InvalidInput

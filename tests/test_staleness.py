@@ -3,7 +3,7 @@
 import json
 from datetime import timedelta
 
-from test_vector_index import HashEmbedder
+from archivist.testing.embedders import HashEmbedder
 
 from archivist import Memory
 from archivist.storage.sqlite import SQLiteStore

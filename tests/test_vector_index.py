@@ -1,7 +1,6 @@
 """The two vector indexes (numpy brute force and sqlite-vec) agree, and both stay in
 step with the store: incremental writes, supersedes, other processes, rollbacks."""
 
-import hashlib
 import multiprocessing
 from datetime import timedelta
 
@@ -11,28 +10,13 @@ import pytest
 from archivist import Memory
 from archivist.index.vectors import NumpyIndex, SqliteVecIndex, sidecar_path, sqlite_vec_available
 from archivist.storage.sqlite import SQLiteStore
+from archivist.testing.embedders import HashEmbedder
 
 needs_vec = pytest.mark.skipif(
     not sqlite_vec_available(), reason="apsw and sqlite-vec are not installed (pip install '.[vec]')"
 )
 
 
-class HashEmbedder:
-    """A unit vector seeded by the text: deterministic, no ties, no model."""
-
-    def __init__(self, name="hash-48", dim=48):
-        self.name, self.dim = name, dim
-
-    def _one(self, text):
-        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-        return v / np.linalg.norm(v)
-
-    def embed_documents(self, texts):
-        return np.stack([self._one(t) for t in texts])
-
-    def embed_query(self, text):
-        return self._one("q:" + text)
 
 
 def open_mem(path, clock, index, **kw):

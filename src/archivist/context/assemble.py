@@ -295,7 +295,9 @@ def render_evidence(meta: Mapping[str, Any], excerpt: str) -> str:
 
 
 def ensure_text(value: Any, what: str) -> str:
-    """Text for a model view: bytes must be UTF-8, strings valid Unicode (InvalidInput)."""
+    """Text for a model view: bytes must be UTF-8, strings valid Unicode without NUL
+    (InvalidInput). NUL is refused rather than stored: it is never text, and PostgreSQL
+    text cannot hold it, so both backends answer alike."""
     if isinstance(value, bytes):
         try:
             value = value.decode("utf-8")
@@ -307,6 +309,8 @@ def ensure_text(value: Any, what: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInput(f"{what} is not valid Unicode (lone surrogate)") from None
+    if "\x00" in value:
+        raise InvalidInput(f"{what} contains a NUL character")
     return value
 
 

@@ -211,6 +211,7 @@ def parse_candidate(
     evidence_id = data.get("evidence_message_id")
     if evidence_id is not None and not isinstance(evidence_id, str):
         raise InvalidCandidate("invalid_evidence: evidence_message_id must be a string")
+    evidence_id = check_text(evidence_id, "evidence", max_chars=200, required=False)
     evidence_text = check_text(
         data.get("evidence_text"), "evidence", max_chars=config.max_content_chars * 4, required=False
     )
@@ -252,10 +253,14 @@ _ABOUT_THE_USER = frozenset(
 
 
 _INJECTION = re.compile(
-    r"(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|system)\s+"
-    r"(instructions?|prompts?|rules?|messages?)|system\s+prompt|developer\s+message|"
+    r"(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*"
+    r"((previous|prior|above|earlier|system)\s+)?(instructions?|prompts?|rules?|guidelines?|messages?|restrictions?)|"
+    r"system\s+prompt|developer\s+(message|mode)|jailbreak|\byou\s+are\s+now\b|"
+    r"\b(you\s+have|with)\s+no\s+(restrictions|limits|rules|filters)\b|"
     r"(忽略|无视|忘掉|忘记|覆盖)(掉)?(之前|以上|上面|前面|先前|所有|系统)的?(的)?(指令|指示|提示|规则|设定|要求)?|系统提示|"
-    r"</?memory\b|</?system\b",
+    r"(从现在起|从现在开始|现在)?你(现在)?(是|成为|扮演)(一个)?(管理员|系统|开发者|超级用户|root|不受限制)|"
+    r"(不受|没有|无)(任何)?(限制|约束)的?(模式|助手|ai)|"
+    r"</?memory\b|</?system\b|<\|(im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>",
     re.I,
 )
 
@@ -405,6 +410,8 @@ def gate_profile(update: ProfileUpdate, evidence: FilterResult | None, config: G
     if config.detect_grants:
         if find_grant(update.summary):
             return "transactional", "reads as a grant or permission; never stored in the profile"
+    if find_injection(update.summary):
+        return "prompt_injection", "addresses the model's instructions; the profile only describes the user"
     if evidence is None:
         return None  # an explicit write by the trusted application
     if not update.source_message_ids:
