@@ -226,6 +226,20 @@ def render(
 
 
 @app.command()
+def purge(
+    db: DbOption = None,
+    full: Annotated[bool, typer.Option("--full", help="Also rewrite every table (PostgreSQL: VACUUM FULL, "
+                                                      "exclusive locks; SQLite: VACUUM).")] = False,
+) -> None:
+    """Rewrite storage so no page keeps bytes of forgotten data (scheduled maintenance)."""
+    from .storage import open_store
+
+    with open_store(resolve_db(db)) as store:
+        done = store.purge(full=full)
+    out.print("rewrote " + ", ".join(done) if done else "nothing to rewrite: forgetting already erased in place")
+
+
+@app.command()
 def reindex(
     db: DbOption = None,
     vectors: Annotated[bool, typer.Option("--vectors", help="Also drop and re-embed every vector.")] = False,

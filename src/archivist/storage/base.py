@@ -304,6 +304,12 @@ class Store(ABC):
     def reindex(self, *, progress: Progress | None = None) -> int:
         """Rebuild every derived index from authoritative rows; returns rows indexed."""
 
+    def purge(self, *, full: bool = False) -> list[str]:
+        """Rewrite storage so that no page keeps bytes of forgotten rows; returns what was
+        rewritten. A backend that erases at forget time (SQLite, with ``secure_delete``)
+        has nothing to do unless ``full`` asks for a compacting rewrite."""
+        return []
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -299,10 +299,11 @@ class PostgresStore(Store):
     """A store in a PostgreSQL database (psycopg 3, pooled). Thread-safe."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, vacuum_on_forget: bool = True,
-                 connect_timeout: float = 30.0, ef_search: int = 100) -> None:
+                 purge_on_forget: bool = True, connect_timeout: float = 30.0, ef_search: int = 100) -> None:
         """``max_size``: pooled connections; ``vacuum_on_forget``: VACUUM the touched
-        tables after a forget so dead rows and index entries go now; ``ef_search``:
-        HNSW candidate list (at least 4 × the requested k is used)."""
+        tables after a forget so dead rows and index entries go now; ``purge_on_forget``:
+        then rebuild the keyword indexes (:meth:`purge`), whose pages would otherwise keep
+        forgotten words; ``ef_search``: HNSW candidate list (at least 4 × the requested k)."""
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -312,6 +313,7 @@ class PostgresStore(Store):
         self.dsn = dsn
         self.path = redact_dsn(dsn)
         self.vacuum_on_forget = vacuum_on_forget
+        self.purge_on_forget = purge_on_forget
         self.ef_search = ef_search
         self._local = threading.local()
         self._closed = False
@@ -1017,10 +1019,30 @@ class PostgresStore(Store):
     def _vacuum(self, tables: Sequence[str]) -> None:
         """Remove the dead row versions (and their index entries) of forgotten rows now,
         rather than when autovacuum gets to them. Runs as the owner, outside any transaction."""
-        if not self.vacuum_on_forget:
-            return
+        if self.vacuum_on_forget:
+            with self._connect() as conn:
+                conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(tables)}")
+        if self.purge_on_forget:
+            self.purge()
+
+    def purge(self, *, full: bool = False) -> list[str]:
+        """Rewrite what VACUUM leaves behind; returns the relations rewritten.
+
+        VACUUM removes dead rows and their index entries, but a GIN index never drops a
+        key once made, and freed b-tree and heap space keeps its old bytes until reused:
+        the words of forgotten text would stay readable in the keyword index files. This
+        rebuilds the keyword tables' indexes (``REINDEX … CONCURRENTLY``: reads and writes
+        go on). ``full`` also rewrites every table holding user data and all their
+        indexes (``VACUUM FULL``: an exclusive lock per table, for maintenance windows),
+        so no page of the database keeps a forgotten byte."""
         with self._connect() as conn:
-            conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(tables)}")
+            if full:
+                tables = list(dict.fromkeys(USER_TABLES + ("fact_terms", "embedding_cache")))
+                conn.execute(f"VACUUM FULL {', '.join(tables)}")
+                return tables
+            for table in ("fact_terms", "term_stats"):
+                conn.execute(f"REINDEX TABLE CONCURRENTLY {table}")
+        return ["fact_terms indexes", "term_stats indexes"]
 
     # -- vectors (pgvector) -------------------------------------------------------
     def vector_model(self):

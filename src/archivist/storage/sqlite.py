@@ -1011,6 +1011,15 @@ class SQLiteStore(Store):
             counts["wal not truncated (readers active; forget again later)"] = 1
         return counts
 
+    def purge(self, *, full: bool = False) -> list[str]:
+        """Forgetting already zeroes and truncates here; ``full`` also VACUUMs the file
+        (compacting it) and truncates the WAL."""
+        if not full:
+            return []
+        if not self._purge(vacuum=True):
+            raise StoreLocked(f"{self.path}: the WAL is still read by another connection; purge again later")
+        return ["database file", "wal"]
+
     def _purge(self, *, vacuum: bool) -> bool:
         """Make deleted text unrecoverable from the files: merge the keyword index into
         fresh segments (its old pages are zeroed by secure_delete), optionally VACUUM,
