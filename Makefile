@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test torture bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ demo: $(VENV)/.runtime
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
+
+# The torture suite at full size; rewrites docs/reliability.md from what it measured.
+torture: $(VENV)/.dev
+	ARCHIVIST_TORTURE=full ARCHIVIST_TORTURE_REPORT=docs/reliability.md $(BIN)/python -m pytest -q -m torture
 
 bench: $(VENV)/.dev
 	$(BIN)/python bench/search_latency.py

@@ -132,7 +132,21 @@ def many_users(mem: Memory, texts: list[str], queries: list[str], args, label: s
     out["keyword"] = keyword_latency(mem, [users[i] for i in rng.integers(0, len(users), size=len(queries))],
                                      queries, args.k)
     out["bytes"] = stored_bytes(mem) / len(owners)
+    out["forget"] = forget_latency(mem, users[: args.forgets])
     return out
+
+
+def forget_latency(mem: Memory, users: list[str]) -> float:
+    """Median seconds to forget one fact (one per user given), everything included:
+    on PostgreSQL the VACUUM and the keyword index rebuild that follow each forget."""
+    samples = []
+    for user in users:
+        scope = mem.scope(user=user)
+        victim = scope.facts()[0]
+        t0 = time.perf_counter()
+        scope.forget(victim.id)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples) if samples else float("nan")
 
 
 def main() -> None:
@@ -143,6 +157,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--governed", type=int, default=1_000)
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--forgets", type=int, default=3, help="facts forgotten (and timed) in the many-users store")
     ap.add_argument("--dsn", help="PostgreSQL server DSN (a database is created per workload); default: embedded")
     ap.add_argument("--only", choices=["sqlite", "postgres"])
     args = ap.parse_args()
@@ -204,13 +219,13 @@ def main() -> None:
     print()
     print(f"{many:,} facts over {args.users:,} users ({args.per_user:,} each), keyword search in a random user's scope:")
     print()
-    print("| backend | ingest (facts/s) | keyword p50 | p95 | bytes/fact |")
-    print("|---|---|---|---|---|")
+    print("| backend | ingest (facts/s) | keyword p50 | p95 | bytes/fact | forget one fact (median) |")
+    print("|---|---|---|---|---|---|")
     for backend in ("sqlite", "postgres"):
         r = results.get((backend, "many-users"))
         if r:
             print(f"| {backend} | {r['ingest']:,.0f} | {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms "
-                  f"| {r['bytes']:,.0f} |")
+                  f"| {r['bytes']:,.0f} | {r['forget']:.2f} s |")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ def test_remember_search_facts_reindex_roundtrip(tmp_path):
     assert hits[0]["content"] == "用户偏好用中文解释技术问题。" and "bm25" in hits[0]["explanation"]
     assert json.loads(cli("search", "中文", "--user", "bob", "--db", db, "--json").stdout) == []
     assert "reindexed 1 facts" in cli("reindex", "--db", db).stdout
+    assert "nothing to rewrite" in cli("purge", "--db", db).stdout
+    assert "rewrote database file, wal" in cli("purge", "--full", "--db", db).stdout
     facts = json.loads(cli("facts", "--user", "alice", "--json", env={"ARCHIVIST_DB": db}).stdout)
     assert len(facts) == 1
     rendered = json.loads(cli("render", "--user", "alice", "--db", db, "--json").stdout)

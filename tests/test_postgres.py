@@ -192,3 +192,23 @@ def test_a_read_replica_serves_searches_and_refuses_writes(pg_dsn):
                 ro.scope(user="alice").remember("The user alice prefers dark mode.")
     finally:
         replica.close()
+
+
+def test_a_failed_purge_never_undoes_a_forget_and_archivist_purge_finishes_it(pg_dsn, monkeypatch):
+    with Memory.open(pg_dsn, clock=FixedClock(T0)) as mem:
+        s = mem.scope(user="alice")
+        fact = s.remember("The user's locker code word is zebracorn.")
+
+        def broken(*, full=False):
+            raise StoreError("purge failed (canceling statement due to lock timeout)")
+
+        monkeypatch.setattr(mem.store, "purge", broken)
+        receipt = s.forget(fact.id)
+        assert receipt.counts["facts"] == 1 and receipt.counts["keyword index not rebuilt (run archivist purge)"] == 1
+        assert s.search("zebracorn") == [] and s.facts() == []
+    env = {**os.environ, "ARCHIVIST_DB": pg_dsn}
+    done = subprocess.run([sys.executable, "-m", "archivist.cli", "purge"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "fact_terms indexes" in done.stdout, done.stderr
+    full = subprocess.run([sys.executable, "-m", "archivist.cli", "purge", "--full"], capture_output=True, text=True,
+                          env=env)
+    assert full.returncode == 0 and "facts" in full.stdout and "audit" in full.stdout, full.stderr

@@ -62,6 +62,29 @@ one of them runs in CI; `make torture` runs them at the size below and rewrites 
 """
 
 
+FOOTER = """
+## Reading the table
+
+- *load held*: the size the test ran at; *faults injected*: what was done to the system
+  while it worked; *inputs tried*: what it was fed; *checked afterwards*: the invariants
+  asserted (a test fails on the first violation); *measured*: what the run counted.
+- Quick sizes (`make test`) are the same tests with smaller counts (see `torture.scale`
+  in each test file); a failure at either size names the seed or the shrunk example.
+- SQLite forgets in place: `secure_delete` zeroes freed pages, the keyword index is
+  merged into fresh segments and the WAL is truncated, so a byte scan of the file finds
+  nothing. PostgreSQL's VACUUM removes dead rows and index entries but does not zero the
+  freed space of heap pages, and a GIN index never drops a key: after each forget the
+  keyword indexes are rebuilt (`REINDEX … CONCURRENTLY`, on by default:
+  `PostgresStore(purge_on_forget=False)` turns it off), and `archivist purge --full`
+  (`VACUUM FULL`, exclusive locks) rewrites every table so that no relation file keeps
+  a forgotten byte. WAL segments and base backups keep old pages until they are recycled
+  or expire; values PostgreSQL compresses (TOAST) are invisible to byte scans, which is
+  why the row scans run as the superuser as well.
+- Regenerate with `make torture` (minutes on 2 cores); the test
+  `tests/test_reliability_report.py` fails when a torture test is missing from this file.
+"""
+
+
 def write_report(path: str) -> None:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -73,8 +96,8 @@ def write_report(path: str) -> None:
     for nodeid in sorted(ROWS, key=lambda n: (n.split("::")[0], n)):
         r = ROWS[nodeid]
         lines.append("| " + " | ".join(cell(x) for x in (
-            f"**{r.name}**<br>`{nodeid.split('::', 1)[0].removeprefix('tests/')}::{nodeid.split('::')[-1]}`",
+            f"**{r.name}**<br>`{nodeid.split('::', 1)[0].removeprefix('tests/')}::{nodeid.split('::')[-1].split('[')[0]}`",
             r.load, r.faults, r.inputs, r.checks, "; ".join(r.measured),
             f"{r.outcome} ({r.seconds:.0f} s)")) + " |")
     with open(path, "w", encoding="utf-8") as out:
-        out.write("\n".join(line.rstrip("\n") for line in lines) + "\n")
+        out.write("\n".join(line.rstrip("\n") for line in lines) + "\n" + FOOTER)

@@ -29,7 +29,7 @@ _PATTERNS = [
         rf"are authori[sz]ed to|are free to)\s+(\w+\s+){{0,3}}?({_ACTIONS_EN})\b"
     ),
     re.compile(r"\bi\s+(hereby\s+)?(authori[sz]e|permit|allow|grant)\b"),
-    re.compile(rf"(执行|运行)(任何|所有|一切)(的)?(命令|操作|指令|脚本)"),
+    re.compile(r"(执行|运行)(任何|所有|一切)(的)?(命令|操作|指令|脚本)"),
     re.compile(r"\bwithout\s+(asking|confirmation|confirming|approval|checking|(a\s+)?review(ing)?)\b"),
     re.compile(r"\b(always|automatically|auto-)\s*(approve|accept|merge|deploy|push|pay|confirm)\b"),
     re.compile(r"\bno need to\s+(ask|confirm|check)\b"),

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import threading
 from collections.abc import Iterator, Sequence
@@ -71,6 +72,8 @@ F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","))
 APP_ROLE = "archivist_app"
 TS_CONFIG = "archivist_text"
 MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
+
+log = logging.getLogger(__name__)
 
 USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states", "context_traces",
                "tombstones", "session_summaries", "review_items", "consolidation_runs", "processed_messages",
@@ -979,9 +982,10 @@ class PostgresStore(Store):
                 self._write(identity, "INSERT INTO audit (tenant, user_id, agent, at, action, code, reason, fact_id, "
                                       "content_hash) VALUES (%s, %s, %s, %s, 'forget', 'forgotten', "
                                       "'forgotten at the user''s request', %s, %s)", (*scope, _ts(at), fact_id, chash))
-        if counts:
-            self._vacuum(("facts", "fact_terms", "term_stats", "fact_vectors", "audit", "context_traces", "session_summaries", "evidence",
-                          "embedding_cache"))
+        touched = ("facts", "fact_terms", "term_stats", "fact_vectors", "audit", "context_traces", "session_summaries",
+                   "evidence", "embedding_cache")
+        if counts and not self._vacuum(touched):
+            count("keyword index not rebuilt (run archivist purge)", 1)
         return dict(counts)
 
     def _redact(self, table: str, column: str, identity: Identity, quotes: Sequence[str]) -> int:
@@ -1013,17 +1017,25 @@ class PostgresStore(Store):
                 if table != "fact_vectors":
                     counts[table] = self._write(who, f"DELETE FROM {table} WHERE tenant = %s AND user_id = %s",
                                                 (tenant, user)).rowcount
-        self._vacuum(USER_TABLES + ("fact_terms", "embedding_cache"))
+        if not self._vacuum(USER_TABLES + ("fact_terms", "embedding_cache")):
+            counts["keyword index not rebuilt (run archivist purge)"] = 1
         return counts
 
-    def _vacuum(self, tables: Sequence[str]) -> None:
+    def _vacuum(self, tables: Sequence[str]) -> bool:
         """Remove the dead row versions (and their index entries) of forgotten rows now,
-        rather than when autovacuum gets to them. Runs as the owner, outside any transaction."""
+        rather than when autovacuum gets to them, then purge. Runs outside any
+        transaction, after the forget committed: False when the purge did not complete
+        (the forget stands; ``archivist purge`` finishes the job)."""
         if self.vacuum_on_forget:
             with self._connect() as conn:
                 conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(tables)}")
         if self.purge_on_forget:
-            self.purge()
+            try:
+                self.purge()
+            except StoreError as exc:
+                log.warning("forgotten, but the keyword index was not rebuilt: %s", exc)
+                return False
+        return True
 
     def purge(self, *, full: bool = False) -> list[str]:
         """Rewrite what VACUUM leaves behind; returns the relations rewritten.
@@ -1035,13 +1047,16 @@ class PostgresStore(Store):
         go on). ``full`` also rewrites every table holding user data and all their
         indexes (``VACUUM FULL``: an exclusive lock per table, for maintenance windows),
         so no page of the database keeps a forgotten byte."""
-        with self._connect() as conn:
-            if full:
-                tables = list(dict.fromkeys(USER_TABLES + ("fact_terms", "embedding_cache")))
-                conn.execute(f"VACUUM FULL {', '.join(tables)}")
-                return tables
-            for table in ("fact_terms", "term_stats"):
-                conn.execute(f"REINDEX TABLE CONCURRENTLY {table}")
+        try:
+            with self._connect() as conn:
+                if full:
+                    tables = list(dict.fromkeys(USER_TABLES + ("fact_terms", "embedding_cache")))
+                    conn.execute(f"VACUUM FULL {', '.join(tables)}")
+                    return tables
+                for table in ("fact_terms", "term_stats"):
+                    conn.execute(f"REINDEX TABLE CONCURRENTLY {table}")
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{self.path}: purge failed ({str(exc).strip()})") from exc
         return ["fact_terms indexes", "term_stats indexes"]
 
     # -- vectors (pgvector) -------------------------------------------------------
