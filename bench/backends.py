@@ -38,8 +38,10 @@ DIM = 384
 
 
 def clustered_vectors(n: int, seed: int) -> np.ndarray:
+    """``n`` unit vectors around 256 fixed cluster centres (the same centres for every
+    seed, so that queries fall where the data is, as real queries do)."""
+    centres = np.random.default_rng(0).normal(size=(256, DIM)).astype(np.float32)
     rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(256, DIM)).astype(np.float32)
     m = centres[rng.integers(0, 256, size=n)] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32)
     return m / np.linalg.norm(m, axis=1, keepdims=True)
 
@@ -160,6 +162,7 @@ def main() -> None:
     ap.add_argument("--forgets", type=int, default=3, help="facts forgotten (and timed) in the many-users store")
     ap.add_argument("--dsn", help="PostgreSQL server DSN (a database is created per workload); default: embedded")
     ap.add_argument("--only", choices=["sqlite", "postgres"])
+    ap.add_argument("--workload", choices=["one-scope", "many-users"], help="run one workload only")
     args = ap.parse_args()
 
     sys.path.insert(0, str(shared_dir() / "bench"))
@@ -186,6 +189,8 @@ def main() -> None:
             if args.only and backend != args.only:
                 continue
             for workload, run in (("one-scope", one_scope), ("many-users", many_users)):
+                if args.workload and workload != args.workload:
+                    continue
                 target = str(Path(tmp) / f"{workload}.db") if backend == "sqlite" else postgres_target()
                 with Memory.open(target, clock=clock) as mem:
                     results[(backend, workload)] = run(mem, texts, queries, args, backend)
