@@ -384,7 +384,7 @@ class SQLiteStore(Store):
                 self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
             )
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._enter_wal(busy_timeout_ms / 1000)
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA secure_delete = ON")  # deleted text is zeroed, not left in free pages
@@ -398,6 +398,22 @@ class SQLiteStore(Store):
             raise _translate(exc, self.path) from exc
 
     # -- plumbing -------------------------------------------------------------
+    def _enter_wal(self, timeout: float) -> None:
+        """Switch a new file to WAL. While several connections create one file at once,
+        the switch can fail with "database is locked" at once, without the busy handler
+        (SQLite refuses to wait where waiting could deadlock): retry until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+
     def _migrate(self) -> None:
         c = self._conn
         c.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")

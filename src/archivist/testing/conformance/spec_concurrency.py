@@ -29,7 +29,7 @@ def _run(workers):
         t.start()
     for t in threads:
         t.join(120)
-    assert not errors, errors
+    assert not errors, [f"{type(e).__name__}: {e}" for e in errors]
 
 
 def test_parallel_writers_lose_nothing(backend):
