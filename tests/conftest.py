@@ -54,6 +54,20 @@ def turn(text="我主要做 Python 后端开发，平时请用中文解释技术
     ]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request, tmp_path):
+    """Where a test keeps memory, once per backend: a SQLite file path or a fresh
+    PostgreSQL DSN (dropped afterwards)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    from pg import postgres_or_skip
+
+    dsn = postgres_or_skip()
+    yield dsn
+    drop_database(dsn)
+
+
 @pytest.fixture
 def pg_dsn():
     """A fresh, migrated PostgreSQL database, dropped afterwards."""

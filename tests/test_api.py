@@ -14,21 +14,6 @@ from archivist.server.app import create_app  # noqa: E402
 from archivist.server.keys import create_key  # noqa: E402
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_target(request, db_path):
-    """Where the server keeps memory: a SQLite file, or a PostgreSQL DSN (the same app)."""
-    if request.param == "sqlite":
-        yield db_path
-        return
-    from pg import postgres_or_skip
-
-    from archivist.testing.postgres import drop_database
-
-    dsn = postgres_or_skip()
-    yield dsn
-    drop_database(dsn)
-
-
 @pytest.fixture
 def server(store_target, clock):
     mem = Memory.open(store_target, clock=clock)
@@ -138,7 +123,7 @@ def test_keys_cli_and_serve_on_loopback(store_target):
     import subprocess
     import sys
 
-    db = str(store_target)
+    db = store_target
     out = subprocess.run([sys.executable, "-m", "archivist.cli", "keys", "create", "--tenant", "acme", "--user", "alice",
                           "--db", db], capture_output=True, text=True, check=True).stdout
     secret = out.strip()

@@ -3,28 +3,16 @@ and PostgreSQL): no lost writes, no cross-user results, versions monotonic per k
 
 import multiprocessing as mp
 
-import pytest
-from pg import postgres_or_skip
-
-from archivist.testing.postgres import drop_database
 from archivist.testing.workload import check, mixed_worker
 
 WORKERS, OPS = 8, 500
 USERS = [f"user{i}" for i in range(6)]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "memory.db")
-        return
-    dsn = postgres_or_skip()
-    yield dsn
-    drop_database(dsn)
-
-
-def test_eight_processes_of_mixed_work(target):
+def test_eight_processes_of_mixed_work(store_target):
     from archivist import Memory
+
+    target = store_target
 
     Memory.open(target).close()  # create the schema once, before the crowd arrives
     with mp.get_context("spawn").Pool(WORKERS) as pool:

@@ -13,12 +13,11 @@ import string
 
 import pytest
 import torture
-from pg import postgres_or_skip
+from test_forget import file_bytes
 
 from archivist import FixedClock, Memory
-from archivist.storage import open_store
+from archivist.storage import is_dsn, open_store
 from archivist.testing.embedders import HashEmbedder
-from archivist.testing.postgres import drop_database
 
 USERS, AGENTS = ["alice", "bob", "carol"], ["default", "coder"]
 PER_SCOPE, FORGET = torture.scale(60, 800), torture.scale(12, 120)
@@ -48,8 +47,8 @@ class SQLiteFiles:
             conn.close()
         return found
 
-    def bytes_with(self, needles: list[str], indexes_only: bool = False) -> set[str]:
-        data = b"".join(open(self.path + s, "rb").read() for s in ("", "-wal") if os.path.exists(self.path + s))
+    def bytes_with(self, needles: list[str]) -> set[str]:
+        data = file_bytes(self.path)
         return {n for n in needles if n.encode() in data}
 
 
@@ -97,19 +96,10 @@ class PostgresFiles:
         return found
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request, tmp_path):
-    if request.param == "sqlite":
-        yield "sqlite", str(tmp_path / "secure.db")
-        return
-    dsn = postgres_or_skip()
-    yield "postgres", dsn
-    drop_database(dsn)
-
-
 @pytest.mark.torture
-def test_forgotten_words_are_in_no_row_index_or_file(target):
-    backend, where = target
+def test_forgotten_words_are_in_no_row_index_or_file(store_target):
+    where = store_target
+    backend = "postgres" if is_dsn(where) else "sqlite"
     report = torture.row(
         f"Secure deletion ({'SQLite' if backend == 'sqlite' else 'PostgreSQL'})",
         load=f"{len(USERS)} users × {len(AGENTS)} agents × {PER_SCOPE} facts with vectors, each holding a unique "

@@ -984,7 +984,7 @@ class PostgresStore(Store):
                                       "'forgotten at the user''s request', %s, %s)", (*scope, _ts(at), fact_id, chash))
         touched = ("facts", "fact_terms", "term_stats", "fact_vectors", "audit", "context_traces", "session_summaries",
                    "evidence", "embedding_cache")
-        if counts and not self._vacuum(touched):
+        if counts and not self._clean_up_after_forget(touched):
             count("keyword index not rebuilt (run archivist purge)", 1)
         return dict(counts)
 
@@ -1017,11 +1017,11 @@ class PostgresStore(Store):
                 if table != "fact_vectors":
                     counts[table] = self._write(who, f"DELETE FROM {table} WHERE tenant = %s AND user_id = %s",
                                                 (tenant, user)).rowcount
-        if not self._vacuum(USER_TABLES + ("fact_terms", "embedding_cache")):
+        if not self._clean_up_after_forget(USER_TABLES + ("fact_terms", "embedding_cache")):
             counts["keyword index not rebuilt (run archivist purge)"] = 1
         return counts
 
-    def _vacuum(self, tables: Sequence[str]) -> bool:
+    def _clean_up_after_forget(self, tables: Sequence[str]) -> bool:
         """Remove the dead row versions (and their index entries) of forgotten rows now,
         rather than when autovacuum gets to them, then purge. Runs outside any
         transaction, after the forget committed: False when the purge did not complete
