@@ -11,7 +11,6 @@ from datetime import timedelta
 
 import pytest
 
-from archivist.memory import retire
 from archivist.model import Status, new_id
 
 
@@ -38,7 +37,7 @@ def seed(alice, clock):
     f["editor_v1"] = alice.remember("The user's editor is Helix.", key="editor")
     f["editor_v2"] = f["editor_v1"].evolve(id=new_id(), version=2, supersedes=f["editor_v1"].id)
     with alice._store.transaction():
-        alice._store.update_fact(retire(f["editor_v1"], Status.SUPERSEDED, clock.now()))
+        alice._store.update_fact(f["editor_v1"].retired(Status.SUPERSEDED, clock.now()))
         alice._store.insert_fact(f["editor_v2"])
     return f
 

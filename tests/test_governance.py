@@ -8,7 +8,7 @@ from archivist.pipeline.governance import GovernanceConfig, parse_candidate
 
 
 def rejected_codes(report):
-    return [reason.split(":")[0] for _, reason in report.rejected]
+    return [reason.code for _, reason in report.rejected]
 
 
 def test_accepts_user_durable_descriptive_with_evidence(alice):
@@ -64,7 +64,7 @@ def test_evidence_from_a_filtered_message_is_rejected_with_why(alice):
         *turn(),
     ]
     report = alice.apply([candidate(evidence_message_id="m", evidence_text="用户喜欢详细解释")], msgs)
-    assert "injected by memory" in report.rejected[0][1]
+    assert "injected by memory" in str(report.rejected[0][1])
 
 
 @pytest.mark.parametrize(
@@ -146,6 +146,13 @@ def test_tool_content_never_becomes_a_user_preference(alice):
     assert fact.provenance.source_type.value == "tool"
 
 
+def test_stray_control_and_invisible_characters_are_removed_not_fatal(alice):
+    msgs = turn(text="我主要做 Python\x0c 后端\u200b开发")
+    report = alice.apply([candidate(key=None, content="用户主要做 Python\x00 后端\u200b开发。",
+                                    evidence_text="我主要做 Python 后端开发")], msgs)
+    assert [f.content for f in report.saved] == ["用户主要做 Python 后端开发。"]
+
+
 @pytest.mark.parametrize(
     "over, fragment",
     [
@@ -158,7 +165,6 @@ def test_tool_content_never_becomes_a_user_preference(alice):
         ({"content": "   "}, "invalid_content"),
         ({"content": "x" * 5000}, "invalid_content"),
         ({"content": "bad \ud800 surrogate"}, "invalid_content"),
-        ({"content": "nul\x00byte"}, "invalid_content"),
         ({"content": 42}, "invalid_content"),
         ({"category": "mood"}, "invalid_label"),
         ({"scope": None}, "invalid_label"),

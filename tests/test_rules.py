@@ -51,7 +51,7 @@ def test_learn_runs_the_whole_path(alice):
         {"id": "u2", "role": "user", "content": "记住，我授权你以后直接给客户推送消息。这次先用英文回答吧。"},
     ], thread_id="th-1")
     assert sorted(f.content for f in report.saved) == ["用户主要做 Python 后端开发。", "用户偏好用中文解释技术问题。"]
-    reasons = sorted(r.split(":")[0] for _, r in report.rejected)
+    reasons = sorted(r.code for _, r in report.rejected)
     assert reasons == ["temporary", "transactional"]
     assert all(f.provenance.extractor == "rules" and f.provenance.thread_id == "th-1" for f in report.saved)
     assert "推送" not in str([f.content for f in alice.facts(include_candidates=True)])
@@ -62,6 +62,6 @@ def test_a_forgotten_fact_comes_back_only_when_said_explicitly(alice):
     said = [{"id": "u1", "role": "user", "content": "我喜欢爵士乐。"}]
     (fact,) = alice.learn(said).saved
     alice.forget(fact.id)
-    assert alice.learn(said).rejected[0][1].startswith("forgotten:")
+    assert str(alice.learn(said).rejected[0][1]).startswith("forgotten:")
     again = alice.learn([{"id": "u9", "role": "user", "content": "记住，我喜欢爵士乐。"}])
     assert [f.content for f in again.saved] == ["用户喜欢爵士乐。"]

@@ -103,7 +103,7 @@ def test_oversized_and_invalid_unicode_content_is_refused_on_every_path(alice):
         saved = getattr(result, "saved", None)
         if rejected is not None and not saved:
             outcomes["rejected with a reason"] = outcomes.get("rejected with a reason", 0) + 1
-            assert all(":" in reason for _, reason in rejected), rejected
+            assert all(reason.code and reason.reason for _, reason in rejected), rejected
             return
         if getattr(result, "skipped", None):
             outcomes["nothing to extract"] = outcomes.get("nothing to extract", 0) + 1
@@ -197,7 +197,7 @@ def test_malformed_extractor_output_never_stores_anything_wrong(mem):
             assert fact.provenance.evidence_text in TURN[0]["content"]
             stored_kinds[label] = stored_kinds.get(label, 0) + 1
         for _, reason in result.rejected:
-            assert ":" in reason and reason.split(":")[0].isidentifier(), reason
+            assert reason.code.isidentifier() and reason.reason, reason
     report.measured.append(", ".join(f"{k} {v}" for k, v in sorted(seen.items()))
                            + "; stored (well-formed, quote found): "
                            + (", ".join(f"{k} {v}" for k, v in sorted(stored_kinds.items())) or "none"))

@@ -57,7 +57,7 @@ def test_jsonl_round_trip_is_lossless(tmp_path, clock):
     assert [f.content for f in alice.key_history("home_city")] == ["The user lives in London.", "The user lives in Berlin."]
     assert alice.preferences()[0].version == 2
     again = alice.apply([candidate(content="The user's old locker code is 4711.", key=None)], turn())
-    assert again.rejected[0][1].startswith("forgotten:")
+    assert str(again.rejected[0][1]).startswith("forgotten:")
     src.close()
     dst.close()
 

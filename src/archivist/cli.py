@@ -606,6 +606,8 @@ def mcp(
     user: Annotated[Optional[str], typer.Option("--user", "-u", help="The user served (or $ARCHIVIST_MCP_USER).")] = None,
     tenant: Annotated[Optional[str], typer.Option(help="Tenant (or $ARCHIVIST_MCP_TENANT).")] = None,
     agent: Annotated[Optional[str], typer.Option(help="Agent (or $ARCHIVIST_MCP_AGENT).")] = None,
+    project: Annotated[Optional[str], typer.Option(help="Project whose memory is in reach (or "
+                                                       "$ARCHIVIST_MCP_PROJECT); none by default.")] = None,
     transport: Annotated[str, typer.Option(help="stdio or streamable-http")] = "stdio",
     port: int = 8766,
     db: DbOption = None,
@@ -621,7 +623,8 @@ def mcp(
         raise InvalidInput("transport must be stdio or streamable-http")
     mem = _open(db)
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
-                          agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"))
+                          agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),
+                          project=project or os.environ.get("ARCHIVIST_MCP_PROJECT") or None)
     try:
         if transport == "stdio":
             server.run("stdio")
@@ -743,6 +746,9 @@ def eval_retrieval(
     for name, metrics in rows:
         table.add_row(name, str(counts.get(name, "")), *(f"{metrics.get(c, 0):.3f}" for c in cols))
     out.print(table)
+    for pool, reasons in result.rejected.items():  # refused items are misses, never a reason to stop
+        err.print(f"pool {pool}: {len(reasons)} items refused by the write gate (counted as misses); "
+                  f"first: {reasons[0]}", markup=False)
 
 
 @convert_app.command("locomo")

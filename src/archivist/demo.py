@@ -82,7 +82,7 @@ def run_demo(db: str | Path | None = None) -> dict[str, Any]:
             "candidates": len(CANDIDATES_1),
             "saved": len(first.saved),
             "saved_facts": [f.content for f in first.saved],
-            "rejected": [{"content": c["content"], "reason": r} for c, r in first.rejected],
+            "rejected": [{"content": c["content"], "reason": str(r)} for c, r in first.rejected],
             "correction": [f.content for f in second.saved],
             "reindexed": indexed,
             "search": {"query": "中文", "results": results},

@@ -17,10 +17,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from .errors import ArchivistError
 
 
-def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str = "default") -> MCPServer:
+def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str = "default",
+                 project: str | None = None) -> MCPServer:
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")
-    scope = memory.scope(tenant, user, agent)
+    scope = memory.scope(tenant, user, agent, project=project)
     server = MCPServer(name="archivist", version="1",
                        instructions="Long-term memory about the user: search it before answering questions about "
                                     "them; remember only what the user stated and will still matter later.")

@@ -33,7 +33,8 @@ from .errors import (
     TraceNotFound,
     WriteRejected,
 )
-from .index.text import compact, normalize, query_terms
+from .index.text import query_terms
+from .model import compact, content_hash
 from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
@@ -57,21 +58,18 @@ from .pipeline.filtering import FilterResult, MessageFilter, filter_messages
 from .pipeline.governance import (
     Action,
     Candidate,
-    Decision,
     GovernanceConfig,
-    as_status,
+    Rejection,
     check_confidence,
     check_text,
-    compare,
-    content_hash,
-    forgotten,
-    gate,
     gate_profile,
     is_near_duplicate,
     parse_candidate,
     parse_profile_update,
-    reject,
+    screen,
 )
+from .pipeline.statements import locate
+from .write import Writer
 from .index.embed import Embedder, get_embedder
 from .retrieval.hybrid import HybridRanking
 from .retrieval.rank import KeywordRanking
@@ -90,7 +88,7 @@ class ApplyReport:
     superseded: list[Fact] = field(default_factory=list)
     duplicates: list[tuple[Any, str]] = field(default_factory=list)
     duplicate_of: list[Fact] = field(default_factory=list)  # parallel to ``duplicates``
-    rejected: list[tuple[Any, str]] = field(default_factory=list)
+    rejected: list[tuple[Any, Rejection]] = field(default_factory=list)
     profile_updated: list[str] = field(default_factory=list)
     removed: list[Fact] = field(default_factory=list)  # no longer true, per the user: validity closed
     reinforced: list[Fact] = field(default_factory=list)  # restated by the user: confirmation time moved
@@ -107,7 +105,8 @@ class ApplyReport:
             "candidates": [f.as_dict() for f in self.candidates],
             "superseded": [f.id for f in self.superseded],
             "duplicates": [{"content": content(c), "reason": r} for c, r in self.duplicates],
-            "rejected": [{"content": content(c), "reason": r} for c, r in self.rejected],
+            "rejected": [{"content": None if r.code in ("secret", "transactional") else content(c), "code": r.code,
+                          "reason": str(r)} for c, r in self.rejected],
             "profile_updated": self.profile_updated,
             "removed": [f.id for f in self.removed],
             "reinforced": [f.id for f in self.reinforced],
@@ -280,17 +279,13 @@ class _ContextMixin:
         """Versioned write: ``based_on`` is the version this write was derived from (0: none
         yet). A write based on an older version raises :class:`StaleWrite`. Grants are
         refused whatever their source."""
-        from .pipeline.governance import find_injection
-        from .pipeline.grants import find_grant
-
         key = check_text(key, "key", max_chars=80) or ""
         value = check_text(value, "value", max_chars=2000) or ""
         if not isinstance(based_on, int) or based_on < 0:
             raise InvalidCandidate("invalid_version: based_on must be a version number ≥ 0")
-        if find_grant(value):
-            raise WriteRejected("transactional", "a grant or permission is never stored as a preference")
-        if find_injection(value):
-            raise WriteRejected("prompt_injection", "addresses the model's instructions; a preference describes the user")
+        problem = screen(f"{key}: {value}")
+        if problem:
+            raise WriteRejected(problem.code, problem.reason)
         try:
             expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
         except ValueError:
@@ -402,11 +397,10 @@ class MemoryScope(_ContextMixin):
               "valid_until": valid_until, "source_type": source_type, "thread_id": thread_id}],
         )
         if report.rejected:
-            _, reason = report.rejected[0]
-            code, _, detail = reason.partition(": ")
-            if code.startswith("invalid_"):
-                raise InvalidCandidate(reason)
-            raise WriteRejected(code, detail or reason)
+            _, why = report.rejected[0]
+            if why.code.startswith("invalid_"):
+                raise InvalidCandidate(str(why))
+            raise WriteRejected(why.code, why.reason)
         if report.duplicates:
             return report.duplicate_of[0]
         return (report.saved or report.candidates)[0]
@@ -419,35 +413,39 @@ class MemoryScope(_ContextMixin):
         the same keyed value still supersede)."""
         defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
                     "category": Category.CONTEXT, "confidence": 1.0}
-        parsed: list[tuple[Any, Candidate | str, str | None, datetime | None]] = []
+        parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         for raw in items:
             if not isinstance(raw, dict):
-                parsed.append((raw, f"invalid_shape: an item must be a dict, got {type(raw).__name__}", None, None))
+                parsed.append((raw, Rejection("invalid_shape", f"an item must be a dict, got {type(raw).__name__}"),
+                               None, None))
                 continue
             try:
                 source = SourceType(str(raw.get("source_type") or SourceType.EXPLICIT).lower())
                 merged = {**defaults, **{k: v for k, v in raw.items() if v is not None}}
                 cand = parse_candidate(merged, self.memory.governance, require_evidence=False, source_type=source)
-            except ValueError as exc:  # InvalidCandidate, or an unknown source_type
-                parsed.append((raw, getattr(exc, "reason", f"invalid_source: {exc}"), None, None))
+            except InvalidCandidate as exc:
+                parsed.append((raw, Rejection.of(exc), None, None))
+                continue
+            except ValueError as exc:  # an unknown source_type
+                parsed.append((raw, Rejection("invalid_source", str(exc)), None, None))
                 continue
             try:
                 when = parse_time(raw["created_at"]) if isinstance(raw.get("created_at"), str) else raw.get("created_at")
             except ValueError:
-                parsed.append((raw, "invalid_created_at: not an ISO-8601 time", None, None))
+                parsed.append((raw, Rejection("invalid_created_at", "not an ISO-8601 time"), None, None))
                 continue
             context = raw.get("context")
             if context is not None:
                 try:
                     context = check_text(context, "context", max_chars=self.memory.governance.max_content_chars * 4)
                 except InvalidCandidate as exc:
-                    parsed.append((raw, exc.reason, None, None))
+                    parsed.append((raw, Rejection.of(exc), None, None))
                     continue
                 cand = replace(cand, context=context)
             parsed.append((raw, cand, raw.get("thread_id"), when))
         report = ApplyReport()
-        self._commit(parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
-        self.memory._after_write(report.saved, report)
+        with self._writer(report) as w:
+            self._commit(w, parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
         return report
 
     def apply(
@@ -470,59 +468,58 @@ class MemoryScope(_ContextMixin):
         updates = list(profile_updates)
         if not filtered.has_user:
             report.skipped = "no user message left after filtering"
-            report.rejected.extend((c, "skipped: no user message left after filtering") for c in candidate_list)
+            report.rejected.extend((c, Rejection("skipped", "no user message left after filtering"))
+                                   for c in candidate_list)
             return report
-        parsed: list[tuple[Any, Candidate | str, str | None, datetime | None]] = []
+        parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         for raw in candidate_list:
             try:
                 parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id, None))
             except InvalidCandidate as exc:
-                parsed.append((raw, exc.reason, thread_id, None))
-        with self._store.transaction():
-            self._commit(parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
-            self._apply_profile(updates, filtered, report)
-            self._apply_lifecycle_hints(list(removals), list(reinforcements), filtered, report)
-        self.memory._after_write(report.saved, report)
+                parsed.append((raw, Rejection.of(exc), thread_id, None))
+        with self._writer(report) as w:
+            self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
+            self._apply_profile(w, updates, filtered, report)
+            self._apply_lifecycle_hints(w, list(removals), list(reinforcements), filtered, report)
         return report
 
-    def _apply_lifecycle_hints(self, removals: list[Any], reinforcements: list[Any], filtered: FilterResult,
-                               report: ApplyReport) -> None:
+    def _writer(self, report: ApplyReport | None = None) -> Writer:
+        """A unit of work on this scope; vectors are written after it commits."""
+        def after(committed: Sequence[Fact], warnings: list[str]) -> None:
+            self.memory._after_write(committed, report)
+
+        return Writer(self._store, self.identity, now=self._now(), governance=self.memory.governance,
+                      after_commit=after)
+
+    def _apply_lifecycle_hints(self, w: Writer, removals: list[Any], reinforcements: list[Any],
+                               filtered: FilterResult, report: ApplyReport) -> None:
         """Removals close a fact's validity; reinforcements move its confirmation time
         (never its confidence). Each needs a user message of this turn as evidence."""
-        now = self._now()
         rows = filtered.by_id()
-        audit: list[AuditEntry] = []
         for kind, items in (("remove", removals), ("reinforce", reinforcements)):
             for raw in items:
                 item = raw if isinstance(raw, dict) else {}
                 fact = self._store.get_fact(self.identity, str(item.get("fact_id") or ""))
                 row = rows.get(str(item.get("evidence_message_id") or ""))
+                problem = None
                 if fact is None or fact.status is not Status.COMMITTED:
-                    problem = f"fact_not_found: no live fact {item.get('fact_id')!r} in this scope"
+                    problem = Rejection("fact_not_found", f"no live fact {item.get('fact_id')!r} in this scope")
                 elif row is None or row.role != "user":
-                    problem = f"evidence_not_found: a {kind} needs a user message of this conversation"
+                    problem = Rejection("evidence_not_found", f"a {kind} needs a user message of this conversation")
                 elif kind == "remove" and (len(compact(str(item.get("evidence_text") or ""))) < 2 or
-                                           normalize(str(item.get("evidence_text"))) not in normalize(row.content)):
-                    problem = "evidence_mismatch: a removal must quote the user's words that retract the fact"
-                else:
-                    problem = None
+                                           locate(row.content, str(item.get("evidence_text"))) is None):
+                    problem = Rejection("evidence_mismatch", "a removal must quote the user's words that retract the fact")
                 if problem:
                     report.rejected.append((raw, problem))
-                    audit.append(AuditEntry(now, "reject", problem.split(":")[0], problem))
-                    continue
-                if kind == "remove":
+                    w.refuse(problem)
+                elif kind == "remove":
                     reason = str(item.get("reason") or "the user said it no longer holds")[:300]
-                    self._store.update_fact(retire(fact, Status.EXPIRED, now, valid_to=now))
+                    w.retire(fact, Status.EXPIRED, code="removed", reason=reason, valid_to=w.now,
+                             message_id=row.id, action="remove")
                     report.removed.append(fact)
-                    audit.append(AuditEntry(now, "remove", "removed", reason, fact.id, content_hash(fact.content),
-                                            fact.content, row.id))
                 else:
-                    self._store.update_fact(fact.evolve(last_confirmed_at=now, updated_at=now))
+                    w.reinforce(fact, message_id=row.id)
                     report.reinforced.append(fact)
-                    audit.append(AuditEntry(now, "reinforce", "restated", "restated by the user; confidence unchanged",
-                                            fact.id, content_hash(fact.content), None, row.id))
-        if audit:
-            self._store.record_audit(self.identity, audit)
 
     def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None) -> ApplyReport:
         """Filter ``messages``, extract candidates (the offline rule extractor unless
@@ -540,180 +537,73 @@ class MemoryScope(_ContextMixin):
         proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
         report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
                             removals=proposal.removals, reinforcements=proposal.reinforcements, extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
-        report.rejected.extend((None, f"unusable_output: {why}") for why in proposal.rejected)
-        if proposal.rejected:
-            now = self._now()
-            self._store.record_audit(self.identity, [AuditEntry(now, "reject", "unusable_output", why[:500])
-                                                     for why in proposal.rejected])
+        unusable = [Rejection("unusable_output", why[:500]) for why in proposal.rejected]
+        report.rejected.extend((None, why) for why in unusable)
+        if unusable:
+            with self._writer() as w:
+                for why in unusable:
+                    w.refuse(why)
         return report
 
     def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:
-        """An explicit profile write by the trusted application (still checked for grants)."""
+        """An explicit profile write by the trusted application (still screened)."""
         report = ApplyReport()
-        with self._store.transaction():
+        with self._writer(report) as w:
             self._apply_profile(
-                [{"section": section, "summary": summary, "source_message_ids": list(source_message_ids)}],
-                None,
-                report,
+                w, [{"section": section, "summary": summary, "source_message_ids": list(source_message_ids)}],
+                None, report,
             )
         if report.rejected:
-            code, _, detail = report.rejected[0][1].partition(": ")
-            raise WriteRejected(code, detail)
+            why = report.rejected[0][1]
+            raise WriteRejected(why.code, why.reason)
         return self._store.get_profile(self.identity).sections[section]
 
     def confirm(self, fact_id: str, *, confidence: float | None = None) -> Fact:
         """The user explicitly confirmed a fact: the only path that raises confidence
         or promotes an inference to a committed fact."""
-        now = self._now()
-        with self._store.transaction():
+        with self._writer() as w:
             fact = self._store.get_fact(self.identity, fact_id)
             if fact is None or fact.status not in (Status.COMMITTED, Status.CANDIDATE):
                 raise FactNotFound(f"no live fact {fact_id!r} in this scope")
             new_confidence = fact.confidence if confidence is None else max(fact.confidence, check_confidence(confidence))
-            version, supersedes = fact.version, fact.supersedes
-            if fact.status is Status.CANDIDATE and fact.key:
-                old = self._live_key(fact.key)  # a confirmed candidate replaces the live value
-                if old is not None:
-                    self._store.update_fact(retire(old, Status.SUPERSEDED, now, valid_to=now))
-                    version, supersedes = old.version + 1, old.id
-            updated = fact.evolve(
-                status=Status.COMMITTED,
-                confidence=new_confidence,
-                last_confirmed_at=now,
-                updated_at=now,
-                version=version,
-                supersedes=supersedes,
-                recorded_at=fact.recorded_at or now,
-            )
-            self._store.update_fact(updated)
-            self._store.record_audit(
-                self.identity,
-                [AuditEntry(now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
-                            content_hash(fact.content), fact.content)],
-            )
-        self.memory._after_write([updated])
-        return updated
+            return w.confirm(fact, new_confidence)
 
-    def _commit(self, items, report: ApplyReport, *, evidence: FilterResult | None, extractor,
+    def _commit(self, w: Writer, items, report: ApplyReport, *, evidence: FilterResult | None, extractor,
                 dedupe: bool = True) -> None:
-        now = self._now()
-        config = self.memory.governance
-        audit: list[AuditEntry] = []
-        with self._store.transaction():
-            for raw, cand, thread_id, when in items:
-                if isinstance(cand, str):  # failed validation: reason text
-                    report.rejected.append((raw, cand))
-                    code = cand.split(":", 1)[0]
-                    audit.append(AuditEntry(now, Action.REJECT.value, code, cand))
-                    continue
-                decision = gate(cand, config, evidence)
-                if decision.accepted and self._store.is_tombstoned(self.identity, cand.content_hash):
-                    if cand.source_type is SourceType.EXPLICIT or cand.explicit:
-                        self._store.lift_tombstone(self.identity, cand.content_hash)  # said again, on purpose
-                    else:
-                        decision = forgotten(cand)
-                if decision.accepted:
-                    decision = compare(
-                        cand,
-                        decision,
-                        same_key=self._live_key(cand.key) if cand.key else None,
-                        similar=self._similar(cand) if dedupe else [],
-                        config=config,
-                    )
-                fact = None
-                if decision.action is Action.REJECT:
-                    report.rejected.append((raw, f"{decision.code}: {decision.reason}"))
-                elif decision.action is Action.DUPLICATE:
-                    report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
-                    report.duplicate_of.append(decision.existing)
-                elif (decision.action is Action.SUPERSEDE and when is not None and decision.existing.valid_from
-                      and when < decision.existing.valid_from):
-                    decision = reject("older_than_current", "a statement dated before the current value of this "
-                                      "key does not replace it", cand)
-                    report.rejected.append((raw, f"{decision.code}: {decision.reason}"))
-                else:
-                    fact = self._build_fact(cand, decision, thread_id, extractor, when or now, recorded=now)
-                    if decision.action is Action.SUPERSEDE:
-                        old = decision.existing
-                        self._store.update_fact(retire(old, Status.SUPERSEDED, now, valid_to=fact.valid_from))
-                        report.superseded.append(old)
-                    self._store.insert_fact(fact)
-                    (report.candidates if fact.status is Status.CANDIDATE else report.saved).append(fact)
-                audit.append(_audit_entry(now, decision, cand, fact))
-            self._store.record_audit(self.identity, audit)
+        for raw, cand, thread_id, when in items:
+            if isinstance(cand, Rejection):  # failed validation
+                report.rejected.append((raw, cand))
+                w.refuse(cand)
+                continue
+            decision, fact = w.propose(cand, evidence=evidence, thread_id=thread_id, extractor=extractor, when=when,
+                                       dedupe=dedupe)
+            if decision.action is Action.REJECT:
+                report.rejected.append((raw, decision.rejection))
+            elif decision.action is Action.DUPLICATE:
+                report.duplicates.append((raw, f"{decision.code}: {decision.reason}"))
+                report.duplicate_of.append(decision.existing)
+            else:
+                if decision.action is Action.SUPERSEDE:
+                    report.superseded.extend((decision.existing, *decision.retires))
+                (report.candidates if fact.status is Status.CANDIDATE else report.saved).append(fact)
 
-    def _live_key(self, key: str) -> Fact | None:
-        found = self._store.list_facts(self.identity, key=key, limit=1)
-        return found[0] if found else None
-
-    def _similar(self, cand: Candidate) -> list[Fact]:
-        exact = self._store.find_by_hash(self.identity, cand.content_hash)
-        if exact:
-            return exact
-        terms = query_terms(cand.content)
-        if not terms:
-            return []
-        live = self._store.keyword_search(self.identity, terms, limit=5, live_at=self._now())
-        candidates = self._store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
-        return [m.fact for m in live] + candidates
-
-    def _build_fact(self, c: Candidate, d: Decision, thread_id, extractor, now: datetime, *, recorded: datetime) -> Fact:
-        old = d.existing if d.action is Action.SUPERSEDE else None
-        status = as_status(d)
-        return Fact(
-            id=new_id(),
-            identity=self.identity,
-            key=c.key,
-            content=c.content,
-            category=c.category,
-            kind=c.kind,
-            scope=c.scope,
-            durability=c.durability,
-            authority=c.authority,
-            confidence=c.confidence,
-            status=status,
-            provenance=Provenance(
-                source_type=c.source_type,
-                thread_id=thread_id,
-                message_id=c.evidence_message_id,
-                evidence_text=c.evidence_text,
-                extractor=extractor[0],
-                extractor_version=extractor[1],
-            ),
-            created_at=now,
-            updated_at=now,
-            last_confirmed_at=now,
-            valid_until=c.valid_until,
-            version=old.version + 1 if old else 1,
-            supersedes=old.id if old else None,
-            context=c.context,
-            valid_from=now,
-            recorded_at=recorded if status is Status.COMMITTED else None,
-        )
-
-    def _apply_profile(self, updates: Iterable[Any], evidence: FilterResult | None, report: ApplyReport) -> None:
-        now = self._now()
-        audit = []
+    def _apply_profile(self, w: Writer, updates: Iterable[Any], evidence: FilterResult | None,
+                       report: ApplyReport) -> None:
         for raw in updates:
             try:
                 update = parse_profile_update(raw, self.memory.governance)
             except InvalidCandidate as exc:
-                report.rejected.append((raw, exc.reason))
-                audit.append(AuditEntry(now, "reject", exc.reason.split(":")[0], exc.reason))
+                report.rejected.append((raw, Rejection.of(exc)))
+                w.refuse(Rejection.of(exc))
                 continue
             problem = gate_profile(update, evidence, self.memory.governance)
             if problem:
-                report.rejected.append((raw, f"{problem[0]}: {problem[1]}"))
-                audit.append(AuditEntry(now, "reject", problem[0], problem[1], content_hash=content_hash(update.summary)))
+                why = Rejection(*problem)
+                report.rejected.append((raw, why))
+                w.refuse(why, content=update.summary)
                 continue
-            self._store.put_profile_section(
-                self.identity, ProfileSection(update.section, update.summary, now, update.source_message_ids)
-            )
+            w.profile(ProfileSection(update.section, update.summary, w.now, update.source_message_ids))
             report.profile_updated.append(update.section)
-            audit.append(AuditEntry(now, "profile", "accepted", f"profile section {update.section} updated",
-                                    content_hash=content_hash(update.summary), content=update.summary))
-        if audit:
-            self._store.record_audit(self.identity, audit)
 
     # -------------------------------------------------------------- reads
     def get(self, fact_id: str) -> Fact:
@@ -907,32 +797,6 @@ class MemoryScope(_ContextMixin):
             top_n=top_n,
             language=language,
         )
-
-
-def retire(fact: Fact, status: Status, now: datetime, *, valid_to: datetime | None = None) -> Fact:
-    """``fact`` no longer held by memory from ``now``: its validity closes at ``valid_to``
-    (if that is earlier than its own end) and the row stays, as history."""
-    end = fact.valid_until
-    if valid_to is not None and (end is None or valid_to < end):
-        end = valid_to
-    if end is not None and fact.valid_from is not None and end < fact.valid_from:
-        end = fact.valid_from  # validity never ends before it starts
-    return fact.evolve(status=status, updated_at=now, retired_at=fact.retired_at or now, valid_until=end)
-
-
-def _audit_entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:
-    # A refused grant is never stored anywhere, not even in the audit trail: hash only.
-    keep_text = d.code != "transactional"
-    return AuditEntry(
-        at=now,
-        action=d.action.value,
-        code=d.code,
-        reason=d.reason,
-        fact_id=fact.id if fact else (d.existing.id if d.existing else None),
-        content_hash=c.content_hash,
-        content=c.content if keep_text else None,
-        message_id=c.evidence_message_id,
-    )
 
 
 __all__ = ["ApplyReport", "Memory", "MemoryScope"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ProfileTooLarge
 from ..index.text import has_cjk
+from ..model.folding import LOOKALIKE_BRACKETS, sanitize
 from ..model import PROFILE_SECTIONS, Category, Fact, Profile, SearchHit
 from ..tokens import TokenCounter
 
@@ -61,8 +62,13 @@ LABELS = {
 }
 
 
+_BRACKETS = str.maketrans({"＜": "<", "＞": ">", "﹤": "<", "﹥": ">"})
+
+
 def escape(text: str) -> str:
-    """One line of inert text: no markup, no line breaks."""
+    """One line of inert text: no markup, no line breaks, no invisible or bidi
+    characters, and no bracket a model could read as a tag ("＜/memory＞", "‹system›")."""
+    text = sanitize(text).translate(_BRACKETS).translate(LOOKALIKE_BRACKETS)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _WS.sub(" ", text).strip()
 

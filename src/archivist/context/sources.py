@@ -10,7 +10,7 @@ owner only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
@@ -27,8 +27,16 @@ from .assemble import (
 )
 from .memory_block import LABELS, escape
 
-if TYPE_CHECKING:
-    from ..memory import MemoryScope
+
+
+class ScopeReader(Protocol):
+    """What the sources read through: a scope's identity, its memory (store, clock,
+    profile) and its search. ``MemoryScope`` is one; a test double can be another."""
+
+    identity: Any
+    memory: Any
+
+    def search(self, query: str, k: int = 5) -> list[Any]: ...
 
 
 def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "evidence") -> dict[str, Any]:
@@ -62,7 +70,7 @@ def inline_evidence(request: ContextRequest, now) -> list[dict[str, Any]]:
     return [parse_inline_evidence(e, i, now) for i, e in enumerate(request.evidence) if not isinstance(e, str)]
 
 
-def build_sources(scope: MemoryScope, request: ContextRequest) -> dict[str, Source]:
+def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Source]:
     """Source callables for the assembler. Inputs are validated here; sources only read."""
     identity = scope.identity
     store = scope.memory.store

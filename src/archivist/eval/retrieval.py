@@ -29,7 +29,7 @@ import math
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +115,12 @@ class EvalResult:
     items: int
     mode: str
     embedder: str | None
+    rejected: dict[str, list[str]] = field(default_factory=dict)  # pool -> why items were refused (misses)
 
     def as_dict(self) -> dict[str, Any]:
         return {"overall": self.overall, "by_category": self.by_category, "queries": self.queries,
-                "skipped": self.skipped, "items": self.items, "mode": self.mode, "embedder": self.embedder}
+                "skipped": self.skipped, "items": self.items, "mode": self.mode, "embedder": self.embedder,
+                "rejected": self.rejected}
 
 
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -145,9 +147,13 @@ def evaluate(
     total = sum(len(p.queries) for p in pools)
     rows: list[tuple[str | None, str, dict[str, float]]] = []
     skipped = done = items = 0
+    rejected: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="archivist-eval-") as tmp:
         clock = FixedClock("2000-01-01T00:00:00Z")
-        governance = GovernanceConfig(confidence_threshold=0.0, max_content_chars=100_000, detect_grants=False)
+        # items are dialogue turns, not facts: no keys inferred, no grant detection (people talk to
+        # each other); secrets and injection are still refused, and counted as misses
+        governance = GovernanceConfig(confidence_threshold=0.0, max_content_chars=100_000, detect_grants=False,
+                                      infer_keys=False)
         mem = Memory.open(Path(tmp) / "eval.db", clock=clock, governance=governance,
                           embedder=embedder if mode != "keyword" else None, **(memory_options or {}))
         try:
@@ -161,8 +167,7 @@ def evaluate(
                           "context": (i.get("meta") or {}).get("context")} for i in pool.items]
                 report = scope.remember_many(batch, dedupe=False)
                 if report.rejected:
-                    raise InvalidInput(f"pool {pool.name!r}: {len(report.rejected)} items were rejected, "
-                                       f"e.g. {report.rejected[0][1]}")
+                    rejected[pool.name] = [f"{raw.get('evidence_message_id')}: {why}" for raw, why in report.rejected]
                 items += len(report.saved)
                 for q in pool.queries:
                     done += 1
@@ -189,4 +194,5 @@ def evaluate(
         items=items,
         mode=mode,
         embedder=getattr(embedder, "name", None) if mode != "keyword" else None,
+        rejected=rejected,
     )

@@ -19,6 +19,8 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 
+from ..model.folding import compact, normalize  # noqa: F401 - re-exported for the index's callers
+
 _CJK = (
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"  # Han
     r"\u3040-\u30ff"  # kana
@@ -73,17 +75,6 @@ def _jieba():
 def clean(text: str) -> str:
     """Remove control characters (except tab/newline) and NFC-normalise."""
     return unicodedata.normalize("NFC", _CONTROL.sub("", text))
-
-
-def normalize(text: str) -> str:
-    """Width-, case- and whitespace-folded text for comparisons (quotes, duplicates)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACE.sub(" ", folded).strip()
-
-
-def compact(text: str) -> str:
-    """:func:`normalize` without whitespace or punctuation: "好的, 谢谢!" == "好的谢谢"."""
-    return "".join(ch for ch in normalize(text) if ch.isalnum())
 
 
 def has_cjk(text: str) -> bool:

@@ -35,9 +35,10 @@ from langgraph.store.base import (
 )
 
 from ..clock import parse_time
-from ..errors import InvalidInput
+from ..errors import InvalidInput, WriteRejected
 from ..index.text import query_terms
-from ..pipeline.governance import content_hash
+from ..model import content_hash
+from ..pipeline.governance import screen
 
 SEP = "\x1f"
 
@@ -116,6 +117,9 @@ class ArchivistStore(BaseStore):
                 return None
             if not isinstance(op.value, dict):
                 raise InvalidInput("a LangGraph store value must be a dict")
+            problem = screen(json.dumps(op.value, ensure_ascii=False))
+            if problem:  # the same content policy as every memory write
+                raise WriteRejected(problem.code, problem.reason)
             ttl = op.ttl if isinstance(op.ttl, int | float) else None
             store.graph_put(self.tenant, ns, op.namespace[0], op.key, json.dumps(op.value, ensure_ascii=False),
                             now, ttl)

@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 from ..index.text import compact, query_terms
 from ..model import AuditEntry, Fact, Kind, SourceType, Status, new_id
-from ..pipeline.governance import content_hash, is_near_duplicate
+from ..model import content_hash
+from ..pipeline.governance import is_near_duplicate
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,13 +208,12 @@ def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Acti
     """Write the plan in one transaction (facts, review queue, run record, audit)."""
     if not plan.due:
         return plan
-    store, ident, now = scope._store, scope.identity, plan.at
-    from ..memory import retire
+    store, ident, now = scope.memory.store, scope.identity, plan.at
+    from ..write import Writer
 
-    audit: list[AuditEntry] = []
     run_id = new_id()
     live = (Status.COMMITTED, Status.CANDIDATE)
-    with store.transaction():
+    with Writer(store, ident, now=now, governance=scope.memory.governance) as w:
         for n, a in enumerate(plan.actions):
             fact = store.get_fact(ident, a.fact_id)
             # the plan was made outside this transaction: act only on what is still as planned
@@ -225,25 +225,22 @@ def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Acti
             if a.op in ("merge", "supersede", "fold") and (keep is None or keep.status is not Status.COMMITTED):
                 plan.skipped.append(a.fact_id)
                 continue
-            if a.op == "expire":
-                store.update_fact(retire(fact, Status.EXPIRED, now))
-            elif a.op in ("archive", "fold"):
-                store.update_fact(retire(fact, Status.ARCHIVED, now))
-            elif a.op == "merge":
-                store.update_fact(retire(fact, Status.SUPERSEDED, now))
-            elif a.op == "supersede":
-                store.update_fact(retire(fact, Status.SUPERSEDED, now, valid_to=keep.valid_from))
-                has_successor = any(f.supersedes == fact.id for f in store.history(ident, fact.id))
-                if keep.supersedes is None and not has_successor:  # never fork a version chain
-                    store.update_fact(keep.evolve(supersedes=fact.id, version=fact.version + 1, updated_at=now))
+            status = {"expire": Status.EXPIRED, "archive": Status.ARCHIVED, "fold": Status.ARCHIVED,
+                      "merge": Status.SUPERSEDED, "supersede": Status.SUPERSEDED}.get(a.op)
+            if status is not None:
+                valid_to = keep.valid_from if a.op == "supersede" else None
+                w.retire(fact, status, code=a.op, reason=a.reason, valid_to=valid_to, action="consolidate")
+                if a.op == "supersede":
+                    has_successor = any(f.supersedes == fact.id for f in store.history(ident, fact.id))
+                    if keep.supersedes is None and not has_successor:  # never fork a version chain
+                        w.relink(keep, supersedes=fact.id, version=fact.version + 1)
             elif a.op == "review":
                 store.add_review_item(ident, new_id(), "conflict", (a.fact_id, *a.other_ids), a.reason, now)
-            audit.append(AuditEntry(now, "consolidate", a.op, a.reason, a.fact_id, content_hash(fact.content)))
+                w.note(AuditEntry(now, "consolidate", a.op, a.reason, a.fact_id, content_hash(fact.content)))
             if on_action:
                 on_action(n, a)
         plan.applied, plan.run_id = True, run_id
         store.record_consolidation(ident, run_id, now, plan.trigger, json.dumps(plan.as_dict(), ensure_ascii=False))
-        store.record_audit(ident, audit)
     return plan
 
 

@@ -39,7 +39,8 @@ from ..model import (
     SourceType,
     Status,
 )
-from ..pipeline.governance import Candidate, content_hash, gate
+from ..model import content_hash
+from ..pipeline.governance import Rejection, admit, screen
 
 SECTION_NAMES = {"".join(w.title() if i else w for i, w in enumerate(name.split("_"))): name
                  for name in PROFILE_SECTIONS}  # workContext -> work_context
@@ -173,23 +174,26 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
     if present:
         raise InvalidInput(f"{seen[sorted(present)[0]]}: fact id {sorted(present)[0]!r} is already in the store")
     accepted: list[Fact] = []
-    config = memory.governance
     for path, fact in facts:
-        if memory.store.is_tombstoned(fact.identity, content_hash(fact.content)):
+        admitted = admit(fact, memory.governance)
+        if isinstance(admitted, Rejection):
+            report.rejected.append(f"{path}: {admitted}")
+        elif memory.store.is_tombstoned(fact.identity, content_hash(fact.content)):
             report.rejected.append(f"{path}: forgotten: the user asked to forget this")
-            continue
-        decision = gate(Candidate(fact.content, fact.category, fact.scope, fact.durability, fact.authority,
-                                  fact.confidence, source_type=SourceType.EXPLICIT), config)
-        if decision.accepted:
-            accepted.append(fact)
         else:
-            report.rejected.append(f"{path}: {decision.code}: {decision.reason}")
-    with memory.store.transaction():
+            accepted.append(admitted)
+    for user, section in sections:
+        problem = screen(section.summary)
+        if problem:
+            raise InvalidInput(f"{users_dir / user / 'memory.json'}: profile section {section.name} refused: {problem}")
+    from ..write import Writer
+
+    with Writer(memory.store, Identity(tenant, "-", "default"), now=now, governance=memory.governance,
+                after_commit=lambda committed, _: memory._after_write(committed)) as w:
         for user, section in sections:
             memory.store.put_profile_section(Identity(tenant, user, "default"), section)
             report.profile_sections += 1
         for fact in accepted:
-            memory.store.insert_fact(fact)
+            w.restore(fact, code="imported", reason="imported from DeerFlow")
             report.facts += 1
-    memory._after_write(accepted)
     return report

@@ -18,45 +18,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..context.history import HistoryMessage, to_history_message
+from ..model import SessionSummary  # noqa: F401 - a record of the model, used here
 
 FIELDS = ("goal", "done", "open_items", "decisions", "errors", "next_step")
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    id: str
-    thread_id: str
-    first_message_id: str | None
-    last_message_id: str | None
-    message_count: int
-    goal: str
-    done: tuple[str, ...] = ()
-    open_items: tuple[str, ...] = ()
-    decisions: tuple[str, ...] = ()
-    errors: tuple[str, ...] = ()
-    next_step: str = ""
-    cited_fact_ids: tuple[str, ...] = ()
-    evidence_id: str | None = None  # the raw transcript, kept whole as evidence
-    summarizer: str = "rules"
-    created_at: datetime | None = None
-    stale_reason: str | None = None  # set when a fact it cited was forgotten
-
-    @property
-    def stale(self) -> bool:
-        return self.stale_reason is not None
-
-    def payload(self) -> dict[str, Any]:
-        return {"goal": self.goal, "done": list(self.done), "open_items": list(self.open_items),
-                "decisions": list(self.decisions), "errors": list(self.errors), "next_step": self.next_step,
-                "summarizer": self.summarizer}
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "thread_id": self.thread_id,
-                "source_range": [self.first_message_id, self.last_message_id],
-                "message_count": self.message_count, **self.payload(),
-                "cited_fact_ids": list(self.cited_fact_ids), "evidence_id": self.evidence_id,
-                "created_at": self.created_at.isoformat() if self.created_at else None,
-                "stale_reason": self.stale_reason}
 
 
 class SessionSummarizer(Protocol):

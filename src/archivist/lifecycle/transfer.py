@@ -28,7 +28,8 @@ from typing import Any
 from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
-from ..pipeline.governance import content_hash
+from ..model import content_hash
+from ..pipeline.governance import Rejection, admit, screen
 from ..model import (
     Authority,
     Category,
@@ -153,7 +154,9 @@ class ImportReport:
     tombstones: int = 0
     unchanged: int = 0
     new_versions: int = 0
+    candidates: int = 0  # committed in the file, but without evidence that supports them here
     notes: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # "<file>:<line>: <code>: <reason>", nothing written
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -239,16 +242,28 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
     _check_against_store(store, facts, other, tenant, target, source)
     report = ImportReport()
     kept = []
-    for number, fact in facts:  # forgotten content stays forgotten
-        if store.is_tombstoned(fact.identity, content_hash(fact.content)) and fact.status is Status.COMMITTED:
+    for number, fact in facts:  # forgotten content stays forgotten; every fact passes the gate
+        admitted = admit(fact, memory.governance)
+        if isinstance(admitted, Rejection):
+            report.rejected.append(f"{source}:{number}: {admitted}")
+        elif store.is_tombstoned(fact.identity, content_hash(fact.content)) and fact.status is Status.COMMITTED:
             report.notes.append(f"{source}:{number}: fact {fact.id} was forgotten here; not imported")
         else:
-            kept.append((number, fact))
+            report.candidates += admitted.status is not fact.status
+            kept.append((number, admitted))
     dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
     facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
-    with store.transaction():
+    for kind, item in other:
+        text = {"profile_section": lambda: item.summary, "preference": lambda: f"{item.key}: {item.value}"}.get(kind)
+        problem = screen(text()) if text else None
+        if problem:
+            raise InvalidInput(f"{source}: {kind} refused: {problem}")
+    from ..write import Writer
+
+    with Writer(store, Identity(tenant, target, "default"), now=memory.clock.now(), governance=memory.governance,
+                after_commit=lambda committed, _: memory._after_write(committed)) as w:
         for _, fact in _in_link_order(facts):
-            store.insert_fact(fact)
+            w.restore(fact)
             report.facts += 1
         for kind, item in other:
             if kind == "profile_section":
@@ -267,8 +282,6 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
             else:  # a summary, keyed by its agent
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
-    committed = [f for _, f in facts if f.status is Status.COMMITTED]
-    memory._after_write(committed)
     return report
 
 
@@ -378,7 +391,6 @@ def _stamp(value: Any) -> Any:
 def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> ImportReport:
     """Cards whose id is new are imported as they are; a card whose body was edited
     becomes a new version of its fact; unchanged cards are skipped."""
-    from ..memory import retire
     from ..model import new_id
 
     cards = sorted(directory.glob("*/*.md"))
@@ -403,33 +415,38 @@ def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> Impor
         parsed.append((path, fact))
     report = ImportReport()
     now = memory.clock.now()
-    written: list[Fact] = []
-    with memory.store.transaction():
+    from ..write import Writer
+
+    with Writer(memory.store, Identity(tenant, user, "default"), now=now, governance=memory.governance,
+                after_commit=lambda committed, _: memory._after_write(committed)) as w:
         for path, card in parsed:
             existing = memory.store.get_fact(card.identity, card.id)
+            if existing is not None and existing.content == card.content:
+                report.unchanged += 1
+                continue
+            admitted = admit(card if existing is None else card.evolve(
+                provenance=Provenance(SourceType.EXPLICIT, extractor="markdown-card")), memory.governance)
+            if isinstance(admitted, Rejection):
+                report.rejected.append(f"{path}: {admitted}")
+                continue
             if existing is None:
                 if memory.store.fact_ids_present([card.id]):
                     raise InvalidInput(f"{path}: fact id {card.id!r} belongs to another user or agent")
-                if card.supersedes and memory.store.get_fact(card.identity, card.supersedes) is None:
-                    card = card.evolve(supersedes=None)  # cards carry live facts, not their history
+                if admitted.supersedes and memory.store.get_fact(card.identity, admitted.supersedes) is None:
+                    admitted = admitted.evolve(supersedes=None)  # cards carry live facts, not their history
                     report.notes.append(f"{path.name}: earlier versions are not in this store; link dropped")
-                memory.store.insert_fact(card)
-                written.append(card)
+                w.restore(admitted)
                 report.facts += 1
-            elif existing.content == card.content:
-                report.unchanged += 1
+                report.candidates += admitted.status is not card.status
             else:
                 if existing.status is not Status.COMMITTED:
                     raise InvalidInput(f"{path}: only a live fact can be edited (this one is {existing.status.value})")
-                memory.store.update_fact(retire(existing, Status.SUPERSEDED, now, valid_to=now))
-                edited = existing.evolve(
+                w.retire(existing, Status.SUPERSEDED, code="edited", reason=f"edited in {path.name}", valid_to=now)
+                w.restore(existing.evolve(
                     id=new_id(), content=card.content, version=existing.version + 1, supersedes=existing.id,
                     created_at=now, updated_at=now, last_confirmed_at=now, valid_from=now, recorded_at=now,
                     retired_at=None, valid_until=card.valid_until,
                     provenance=Provenance(SourceType.EXPLICIT, extractor="markdown-card", evidence_text=None),
-                )
-                memory.store.insert_fact(edited)
-                written.append(edited)
+                ), code="edited", reason=f"new version from {path.name}")
                 report.new_versions += 1
-    memory._after_write([f for f in written if f.status is Status.COMMITTED])
     return report

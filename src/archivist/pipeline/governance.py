@@ -1,41 +1,49 @@
-"""The write gate (seed 000 §3, seed 004 §3). Pure and deterministic.
+"""The write gate (seed 000 §3, seed 004 §3): one pure decision per candidate.
 
 A candidate goes through, in order — the first failing check decides, and every
-decision carries a machine code and a human reason that the audit table keeps:
+decision carries a typed :class:`Rejection` (code, reason, detail) that the audit keeps:
 
 1. shape: labels present and valid, confidence finite in [0, 1], content non-empty,
-   not oversized, valid Unicode, no control characters (``invalid_*``);
-2. authority: transactional content (grants, one-off permissions) is never stored,
-   whatever its label claims (``transactional``); a grant detector backs the label;
-3. reach: only ``scope=user`` and ``durability=durable`` enter user memory
-   (``scope_thread``, ``scope_project``, ``temporary``);
+   not oversized, valid Unicode (``invalid_*``); control and invisible characters are
+   removed from stored text, never a reason to lose a fact;
+2. screening, on NFKC-folded text of the content and the quote: secrets and sensitive
+   identifiers (``secret``), grants, waivers and standing action orders addressed to the
+   assistant, whatever the label says (``transactional``), text aimed at the model's
+   instructions (``prompt_injection``);
+3. reach: statements about "this repo / 这个项目" are project facts, stored under the
+   scope's project (``scope_project`` when the scope has none); ``scope=thread``
+   (``scope_thread``) and ``durability=temporary`` (``temporary``) stay out;
 4. confidence ≥ threshold (``low_confidence``);
 5. source: tool or document content never becomes a fact about the user
    (``tool_preference``);
-6. evidence: the cited message is a user message among the filtered rows and the
-   quote occurs in it, width/case/whitespace-folded (``evidence_*``);
-7. kind: ``inference`` and ``heuristic`` are kept as candidates, never injected,
+6. evidence: the cited message is a user message of the filtered turn, the quote occurs
+   in it (whitespace ignored) as the user's own statement — not a question,
+   hypothetical, pasted material or someone else's words — and it supports the content
+   (``evidence_*``); a request for this turn only is not a standing wish (``one_off``);
+   a fix of the task at hand stays in the thread (``scope_thread``);
+7. keys: a single-valued attribute (see :mod:`archivist.model.attributes`) gets its key;
+8. kind: ``inference`` and ``heuristic`` are kept as candidates, never injected,
    until the user confirms them.
 
-Comparison with stored facts (duplicate, supersede) needs the store and is done by
-:func:`compare` on facts the caller looked up.
+:func:`compare` then settles a passing candidate against the facts the caller looked
+up: a keyed value that differs supersedes (equal only when the folded content is
+equal), a correction or change of state supersedes the live value of its attribute
+group, and a near-identical unkeyed statement is a duplicate.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from difflib import SequenceMatcher
 from enum import StrEnum
 from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidCandidate
-from ..index.text import compact, normalize
+from ..index.text import query_terms
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -46,9 +54,50 @@ from ..model import (
     Kind,
     SourceType,
     Status,
+    compact,
+    content_hash,
+    normalize,
+    sanitize,
 )
+from ..model.attributes import group_keys, infer_key
 from .filtering import FilterResult
 from .grants import find_grant
+from .injection import find_injection
+from .secrets import find_secret
+from .statements import (
+    STANDING,
+    is_attributed,
+    is_hypothetical,
+    is_one_off,
+    is_question,
+    is_quoted_material,
+    is_task_fix,
+    locate,
+    names_project,
+)
+from .support import unsupported
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a write was refused: a machine ``code``, a human ``reason`` and an optional
+    ``detail`` (for a secret, its kind; never the refused text)."""
+
+    code: str
+    reason: str
+    detail: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.reason}"
+
+    @classmethod
+    def of(cls, exc: InvalidCandidate) -> Rejection:
+        code, _, reason = exc.reason.partition(": ")
+        return cls(code, reason or exc.reason)
+
+
+# Codes whose text is never kept anywhere, not even in the audit trail: hash only.
+UNKEPT = frozenset({"transactional", "secret"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +107,7 @@ class GovernanceConfig:
     max_key_chars: int = 80
     near_duplicate_ratio: float = 0.92
     detect_grants: bool = True
+    infer_keys: bool = True  # single-valued attributes get their key (model.attributes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +128,7 @@ class Candidate:
     source_type: SourceType = SourceType.USER_MESSAGE
     context: str | None = None
     explicit: bool = False  # the user asked for it to be remembered ("记住…", "remember that…")
+    inferred_key: bool = False  # the key came from the attribute table, not the proposer
 
     @property
     def content_hash(self) -> str:
@@ -99,19 +150,20 @@ class Decision:
     reason: str
     candidate: Candidate | None = None
     existing: Fact | None = None  # the fact superseded or duplicated
+    retires: tuple[Fact, ...] = ()  # further live facts a correction retires with ``existing``
+    detail: str | None = None
 
     @property
     def accepted(self) -> bool:
         return self.action in (Action.SAVE, Action.SUPERSEDE, Action.CANDIDATE)
 
+    @property
+    def rejection(self) -> Rejection:
+        return Rejection(self.code, self.reason, self.detail)
 
-def reject(code: str, reason: str, candidate: Candidate | None = None) -> Decision:
-    return Decision(Action.REJECT, code, reason, candidate)
 
-
-def content_hash(text: str) -> str:
-    """Hash of the folded content: equal for texts that differ only in width/case/spacing."""
-    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+def reject(code: str, reason: str, candidate: Candidate | None = None, detail: str | None = None) -> Decision:
+    return Decision(Action.REJECT, code, reason, candidate, detail=detail)
 
 
 # ---------------------------------------------------------------- shape checks
@@ -156,9 +208,7 @@ def check_text(value: Any, name: str, *, max_chars: int, required: bool = True) 
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidCandidate(f"invalid_{name}: {name} is not valid Unicode (lone surrogate)") from None
-    if any((ord(c) < 32 and c not in "\t\n\r") or ord(c) == 0x7F for c in value):
-        raise InvalidCandidate(f"invalid_{name}: {name} contains control characters")
-    text = value.strip()
+    text = sanitize(value).strip()  # stray control and invisible characters are dropped, not fatal
     if not text:
         if required:
             raise InvalidCandidate(f"invalid_{name}: {name} is empty")
@@ -252,44 +302,46 @@ _ABOUT_THE_USER = frozenset(
 )
 
 
-_INJECTION = re.compile(
-    r"(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*"
-    r"((previous|prior|above|earlier|system)\s+)?(instructions?|prompts?|rules?|guidelines?|messages?|restrictions?)|"
-    r"system\s+prompt|developer\s+(message|mode)|jailbreak|\byou\s+are\s+now\b|"
-    r"\b(you\s+have|with)\s+no\s+(restrictions|limits|rules|filters)\b|"
-    r"(忽略|无视|忘掉|忘记|覆盖)(掉)?(之前|以上|上面|前面|先前|所有|系统)的?(的)?(指令|指示|提示|规则|设定|要求)?|系统提示|"
-    r"(从现在起|从现在开始|现在)?你(现在)?(是|成为|扮演)(一个)?(管理员|系统|开发者|超级用户|root|不受限制)|"
-    r"(不受|没有|无)(任何)?(限制|约束)的?(模式|助手|ai)|"
-    r"</?memory\b|</?system\b|<\|(im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>",
-    re.I,
-)
-
-
-def find_injection(text: str) -> str | None:
-    """Text that addresses the model's instructions rather than describing the user."""
-    m = _INJECTION.search(text or "")
-    return m.group(0) if m else None
+def screen(text: str, *, detect_grants: bool = True) -> Rejection | None:
+    """The content policy, written once and used by every write path (facts, profile,
+    preferences, imports, the LangGraph store): secrets, grants and standing orders,
+    and text aimed at the model's instructions. Checks folded text; never raises."""
+    try:
+        kind = find_secret(text)
+        if kind:
+            return Rejection("secret", f"holds a secret or sensitive identifier ({kind}); never stored", kind)
+        if find_injection(text):
+            return Rejection("prompt_injection", "addresses the model's instructions; memory only describes the user")
+        if detect_grants and find_grant(text):
+            return Rejection("transactional", "reads as a grant, waiver or standing order to the assistant; "
+                             "never stored as memory")
+    except (TypeError, ValueError, RecursionError) as exc:  # hostile text must never break the gate
+        return Rejection("invalid_content", f"the text could not be checked ({type(exc).__name__})")
+    return None
 
 
 def gate(
     candidate: Candidate,
     config: GovernanceConfig = GovernanceConfig(),
     evidence: FilterResult | None = None,
+    *,
+    project: str | None = None,
 ) -> Decision:
-    """The store-independent checks. ``evidence`` is required for user-message sources."""
+    """The store-independent checks. ``evidence`` is required for user-message sources;
+    ``project`` is the scope's project (``None``: the scope has none)."""
     c = candidate
     if c.authority is Authority.TRANSACTIONAL:
         return reject("transactional", "a grant or one-off instruction is never stored as memory", c)
-    if config.detect_grants:
-        for text in (c.content, c.evidence_text or ""):
-            if find_grant(text):
-                return reject("transactional", "reads as a grant or permission; never stored as memory", c)
-    if find_injection(c.content):
-        return reject("prompt_injection", "addresses the model's instructions; memory only describes the user", c)
+    for text in (c.content, c.evidence_text or "", c.context or ""):
+        problem = screen(text, detect_grants=config.detect_grants)
+        if problem:
+            return reject(problem.code, problem.reason, c, problem.detail)
+    if c.scope is not FactScope.THREAD and (names_project(c.content) or names_project(c.evidence_text or "")):
+        c = replace(c, scope=FactScope.PROJECT)
+    if c.scope is FactScope.PROJECT and project is None:
+        return reject("scope_project", "about a project, but this scope has no project: not stored as a user fact", c)
     if c.scope is FactScope.THREAD:
         return reject("scope_thread", "thread-scoped: it only holds for this conversation", c)
-    if c.scope is FactScope.PROJECT:
-        return reject("scope_project", "project-scoped: it belongs to the project, not to user memory", c)
     if c.durability is Durability.TEMPORARY:
         return reject("temporary", "temporary: it will not hold in a later session", c)
     if c.confidence < config.confidence_threshold:
@@ -302,12 +354,19 @@ def gate(
         problem = check_evidence(c, evidence)
         if problem:
             return problem
+    if c.key is None and config.infer_keys and c.scope is not FactScope.PROJECT:
+        key = infer_key(c.content)
+        if key:
+            c = replace(c, key=key, inferred_key=True)
     if c.kind is not Kind.FACT:
         return Decision(Action.CANDIDATE, c.kind.value, f"{c.kind.value}: kept as a candidate until the user confirms it", c)
+    if c.scope is FactScope.PROJECT:
+        return Decision(Action.SAVE, "accepted", f"a fact of project {project!r}, with evidence", c)
     return Decision(Action.SAVE, "accepted", "user-scoped, durable, descriptive, with evidence", c)
 
 
 def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | None:
+    """The quote is the user's own statement in the cited message, and it supports the content."""
     if evidence is None:
         return reject("evidence_missing", "no conversation was given to check the evidence against", c)
     row = evidence.by_id().get(c.evidence_message_id or "")
@@ -317,64 +376,134 @@ def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | No
         return reject("evidence_not_found", f"cited message {c.evidence_message_id!r}: {detail}", c)
     if row.role != "user":
         return reject("evidence_assistant", "the cited message is assistant text, which never proves a user fact", c)
-    quote = normalize(c.evidence_text or "")
-    if len(compact(quote)) < 2:
+    if len(compact(c.evidence_text or "")) < 2:
         return reject("evidence_too_short", "the quoted evidence is too short to prove anything", c)
-    if quote not in normalize(row.content):
+    where = locate(row.content, c.evidence_text or "")
+    if where is None:
         return reject("evidence_mismatch", "the quoted evidence does not occur in the cited user message", c)
+    checks = (
+        (is_quoted_material, "evidence_quoted", "the quote is pasted material (a code block, a quotation or a "
+                                                "document), not the user's own statement"),
+        (is_attributed, "evidence_attributed", "the quote reports what someone else said"),
+        (is_question, "evidence_question", "the quote is part of a question, which states nothing"),
+        (is_hypothetical, "evidence_hypothetical", "the quote is hypothetical ('if…'), not a statement of fact"),
+    )
+    for check, code, reason in checks:
+        if check(where):
+            return reject(code, reason, c)
+    why = unsupported(c.content, c.evidence_text or "", context=row.content, inference=c.kind is not Kind.FACT)
+    if why:
+        return reject("evidence_unsupported", f"the quote does not support the content: {why}", c)
+    if c.kind is Kind.FACT and is_one_off(where):
+        return reject("one_off", "a request for this turn only, not a standing wish", c)
+    if is_task_fix(where):
+        return reject("scope_thread", "a fix of the task at hand: it belongs to this conversation, not to memory", c)
     return None
 
 
-def compare(
-    candidate: Candidate,
-    decision: Decision,
-    *,
-    same_key: Fact | None,
-    similar: Sequence[Fact],
-    config: GovernanceConfig = GovernanceConfig(),
-) -> Decision:
-    """Turn an accepting gate decision into save / supersede / duplicate, given the
-    committed fact holding the same key and facts with similar content."""
+_CHANGE = re.compile(
+    r"不对|错了|其实|实际上|现在|已经|改成|换成|改用|换到|搬到|搬去|不再|转行|辞职|离职|跳槽|改为|如今|目前|后来|"
+    r"\b(?:actually|no longer|not any ?more|switched|moved|changed|now|left|quit|instead|correction|these days|"
+    r"nowadays|used to|anymore|joined|relocated|became)\b"
+)
+
+
+def is_change(candidate: Candidate) -> bool:
+    """A correction or a change of state: it replaces what the user said before."""
+    return candidate.category is Category.CORRECTION or bool(
+        _CHANGE.search(normalize(candidate.evidence_text or "")) or _CHANGE.search(normalize(candidate.content)))
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the store holds that a candidate must be compared with (looked up by the writer)."""
+
+    same_key: Fact | None = None  # the live fact holding the candidate's key
+    group: Sequence[Fact] = ()  # live facts holding another key of the same attribute group
+    similar: Sequence[Fact] = ()  # live facts and candidates with similar words
+
+
+def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
+    """Turn an accepting gate decision into save / supersede / duplicate."""
     if not decision.accepted:
         return decision
-    for fact in ([same_key] if same_key else []) + list(similar):
-        if is_near_duplicate(candidate.content, fact.content, config.near_duplicate_ratio):
-            return Decision(
-                Action.DUPLICATE,
-                "duplicate",
-                f"already remembered as {fact.id}; nothing written, confidence unchanged",
-                candidate,
-                fact,
-            )
-    if same_key is not None and decision.action is Action.SAVE:
-        return Decision(
-            Action.SUPERSEDE,
-            "supersedes",
-            f"new version of key {candidate.key!r} (replaces {same_key.id}, kept as history)",
-            candidate,
-            same_key,
-        )
+    c = decision.candidate or candidate
+    same_key = known.same_key
+    if same_key is None and c.key:  # a fact stored before its attribute got a key
+        same_key = next((f for f in known.similar if f.key is None and f.status is Status.COMMITTED
+                         and infer_key(f.content) == c.key), None)
+    if same_key is not None:
+        if compact(same_key.content) == compact(c.content):
+            return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {same_key.id}; nothing written, "
+                            "confidence unchanged", c, same_key)
+        if decision.action is Action.SAVE:
+            others = tuple(known.group) if is_change(c) else ()
+            return Decision(Action.SUPERSEDE, "supersedes", f"new value of {c.key!r} (replaces {same_key.id}, kept as "
+                            "history)", c, same_key, others)
+    elif known.group and decision.action is Action.SAVE and is_change(c):
+        newest, *rest = sorted(known.group, key=lambda f: f.created_at, reverse=True)
+        return Decision(Action.SUPERSEDE, "supersedes", f"a change of {newest.key!r} to {c.key!r} (replaces "
+                        f"{newest.id}, kept as history)", c, newest, tuple(rest))
+    for fact in known.similar:
+        if (fact.key is None or c.key is None) and is_near_duplicate(c.content, fact.content):
+            return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {fact.id}; nothing written, "
+                            "confidence unchanged", c, fact)
     return decision
 
 
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
-_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b")
+_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
 
 
-def is_near_duplicate(a: str, b: str, ratio: float = 0.92) -> bool:
-    """Same folded text, or nearly the same — but never when the numbers or the
-    negations differ ("fact 3" vs "fact 4", "喜欢" vs "不喜欢" are different facts)."""
-    fa, fb = compact(a), compact(b)
-    if fa == fb:
+def _meaning(text: str) -> tuple[tuple[str, ...], list[str], list[str]]:
+    folded = normalize(text)
+    return tuple(sorted(set(query_terms(text)))), _NUMBERS.findall(folded), _NEGATIONS.findall(folded)
+
+
+def is_near_duplicate(a: str, b: str, ratio: float | None = None) -> bool:
+    """The same statement: equal folded text, or the same meaning-bearing words (so
+    "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two).
+    ``ratio`` is accepted for older callers and ignored: a changed word is a change."""
+    if compact(a) == compact(b):
         return True
-    shorter, longer = sorted((len(fa), len(fb)))
-    if shorter < 8 or 2 * shorter / (shorter + longer) < ratio:  # the ratio's upper bound
-        return False
-    na, nb = normalize(a), normalize(b)
-    if _NUMBERS.findall(na) != _NUMBERS.findall(nb) or _NEGATIONS.findall(na) != _NEGATIONS.findall(nb):
-        return False
-    matcher = SequenceMatcher(None, fa, fb, autojunk=False)
-    return matcher.quick_ratio() >= ratio and matcher.ratio() >= ratio
+    ma, mb = _meaning(a), _meaning(b)
+    return bool(ma[0]) and ma == mb
+
+
+# ------------------------------------------------------------------ imports
+
+
+def admit(fact: Fact, config: GovernanceConfig = GovernanceConfig()) -> Fact | Rejection:
+    """An imported fact (an archivist export, an edited card, another product's files)
+    as it may be stored, or why it may not. The same content policy as every write;
+    labels that never enter memory are refused; a committed user fact whose quote is
+    missing or does not support it lands as an unconfirmed candidate."""
+    try:
+        check_text(fact.content, "content", max_chars=config.max_content_chars)
+        _key(fact.key, config.max_key_chars)
+    except InvalidCandidate as exc:
+        return Rejection.of(exc)
+    for text in (fact.content, fact.provenance.evidence_text or "", fact.context or ""):
+        problem = screen(text, detect_grants=config.detect_grants)
+        if problem:
+            return problem
+    live = fact.status in (Status.COMMITTED, Status.CANDIDATE)
+    if fact.authority is Authority.TRANSACTIONAL:
+        return Rejection("transactional", "a grant or one-off instruction is never stored as memory")
+    if live and fact.scope is FactScope.THREAD:
+        return Rejection("scope_thread", "thread-scoped: it only holds for one conversation")
+    if live and fact.durability is Durability.TEMPORARY and fact.valid_until is None:
+        return Rejection("temporary", "temporary, with no end of validity")
+    if fact.scope is FactScope.PROJECT and fact.identity.project is None:
+        return Rejection("scope_project", "a project fact without a project")
+    if fact.provenance.source_type in (SourceType.TOOL, SourceType.DOCUMENT) and fact.category in _ABOUT_THE_USER:
+        return Rejection("tool_preference", f"{fact.provenance.source_type.value} content never becomes a "
+                         f"{fact.category.value} of the user")
+    quote = fact.provenance.evidence_text
+    if fact.status is Status.COMMITTED and fact.provenance.source_type is SourceType.USER_MESSAGE and \
+            (not quote or unsupported(fact.content, quote)):
+        return fact.evolve(status=Status.CANDIDATE, recorded_at=None)
+    return fact
 
 
 # ----------------------------------------------------------- profile updates
@@ -407,11 +536,9 @@ def parse_profile_update(raw: Any, config: GovernanceConfig = GovernanceConfig()
 
 def gate_profile(update: ProfileUpdate, evidence: FilterResult | None, config: GovernanceConfig = GovernanceConfig()) -> tuple[str, str] | None:
     """``None`` when the update may be written, else ``(code, reason)``."""
-    if config.detect_grants:
-        if find_grant(update.summary):
-            return "transactional", "reads as a grant or permission; never stored in the profile"
-    if find_injection(update.summary):
-        return "prompt_injection", "addresses the model's instructions; the profile only describes the user"
+    problem = screen(update.summary, detect_grants=config.detect_grants)
+    if problem:
+        return problem.code, problem.reason
     if evidence is None:
         return None  # an explicit write by the trusted application
     if not update.source_message_ids:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .filtering import FilterResult, Row
+from .statements import names_project
 
 NAME, VERSION = "rules", "1"
 
@@ -84,10 +85,13 @@ _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "am": "is", "was"
 
 
 def _third_person(verb: str) -> str:
-    """"like" -> "likes" after "The user" (a light conjugation; enough for these patterns)."""
+    """"like" -> "likes" after "The user" (a light conjugation; enough for these patterns).
+    A past tense ("moved", "left") stays as it is."""
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
+    if low.endswith("ed") or low in ("left", "quit", "got", "went", "made", "took", "began", "became", "bought"):
+        return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
@@ -114,8 +118,11 @@ def _zh_rules():
     def likes(m, c):
         return _end("用户" + m.group(1) + m.group(2)), "preference", None, False
 
-    def correction(m, c):
-        return _end("更正：" + _zh_subject(m.group(1))), "correction", None, False
+    def correction(m, c):  # the corrected statement itself; the gate retires what it contradicts
+        return _end(_zh_subject(m.group(1))), None, None, False
+
+    def lives(m, c):
+        return _end("用户" + m.group(1)), "context", None, False
 
     return [
         (re.compile(r"^(?:请)?记住[：:，,]?\s*(.{2,})"), remember),
@@ -124,6 +131,7 @@ def _zh_rules():
         (re.compile(r"^(以后|之后|今后|往后)[^，,。]*?请(.{2,})"), later),
         (re.compile(r"^我(是|主要做|主要负责|从事|负责)(.{2,})"), identity),
         (re.compile(r"^我(在)(.{1,30}(?:工作|上班|读书|上学|生活|实习|任职))"), identity),
+        (re.compile(r"^我(?:现在|目前|已经)?((?:住在|居住在|家在|搬到了?|搬去了?|定居在?).{2,30})"), lives),
         (re.compile(r"^我(?:比较|更|很|特别)?(喜欢|偏好|偏爱|讨厌|不喜欢|习惯)(.{1,})"), likes),
         (re.compile(r"^(?:不对|不是|错了)[，,]?\s*(?:其实|实际上)?(.{2,})"), correction),
         (re.compile(r"^(?:其实|实际上)[，,]?\s*(我.{2,})"), correction),
@@ -146,8 +154,11 @@ def _en_rules():
     def likes(m, c):
         return _en_subject(m.group(0)), "preference", None, False
 
-    def correction(m, c):
-        return "Correction: " + _en_subject(m.group(1)), "correction", None, False
+    def correction(m, c):  # the corrected statement itself; the gate retires what it contradicts
+        return _en_subject(m.group(1)), None, None, False
+
+    def switched(m, c):
+        return f"The user has switched to {m.group(1).strip().rstrip('.!')}.", None, None, False
 
     return [
         (re.compile(r"^(?:please\s+)?remember(?:\s+that)?[,:]?\s+(.{3,})", re.I), remember),
@@ -158,6 +169,7 @@ def _en_rules():
          identity),
         (re.compile(r"^i (?:really )?(?:like|love|hate|dislike|enjoy)\s+.{3,}", re.I), likes),
         (re.compile(r"^(?:no[,.]?\s+)?actually[,]?\s+(.{3,})", re.I), correction),
+        (re.compile(r"^i(?:'ve| have)?\s+(?:now\s+)?(?:switched|moved|changed|gone over)\s+to\s+(.{2,})", re.I), switched),
     ]
 
 
@@ -223,6 +235,11 @@ def _from_row(row: Row) -> list[dict[str, Any]]:
             if not m:
                 continue
             content, category, key, explicit = build(m, clause)
+            project = names_project(clause)
+            if project:  # "记住：这个项目的部署脚本在…" describes the project, not the user
+                body = re.sub(r"^(?:请)?记住[：:，,]?\s*|^(?:please\s+)?remember(?:\s+that)?[,:]?\s+", "", clause,
+                              flags=re.I).strip()
+                content = body.rstrip("。.！!") + ("。" if _HAN.search(body) else ".")
             if content in seen:
                 break
             seen.add(content)
@@ -237,6 +254,7 @@ def _from_row(row: Row) -> list[dict[str, Any]]:
                 "evidence_message_id": row.id,
                 "evidence_text": quote,
                 **_labels(clause),
+                **({"scope": "project"} if project else {}),
             })
             break
     return found

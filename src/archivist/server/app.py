@@ -10,6 +10,7 @@ read whole.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -104,13 +105,17 @@ class PreferenceBody(Strict):
 
 
 def principal(request: Request, authorization: Annotated[str | None, Header()] = None,
-              x_api_key: Annotated[str | None, Header()] = None) -> Principal:
-    """The caller, from the API key alone."""
+              x_api_key: Annotated[str | None, Header()] = None,
+              x_project: Annotated[str | None, Header(alias="X-Project", pattern=NAME, max_length=128,
+                                                      description="The project whose memory is in reach: its "
+                                                                  "project facts plus the user's own.")] = None,
+              ) -> Principal:
+    """The caller, from the API key alone (and the project the request works in)."""
     secret = x_api_key or (authorization[7:] if authorization and authorization.lower().startswith("bearer ") else None)
     found = principal_for(request.app.state.memory.store, secret or "")
     if found is None:
         raise ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer … or X-API-Key)")
-    return found
+    return dataclasses.replace(found, project=x_project or None)
 
 
 Caller = Annotated[Principal, Depends(principal)]
@@ -181,7 +186,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
             raise ApiError(403, "forbidden", "this key may not act for that user or agent")
         if not p.can(role):
             raise ApiError(403, "forbidden", f"this key's role ({p.role}) may not do that; it needs {role}")
-        return memory.scope(p.tenant, user, agent)
+        return memory.scope(p.tenant, user, agent, project=p.project)
 
     # -- facts ------------------------------------------------------------------
     @app.get("/v1/users/{user}/facts", tags=["facts"])

@@ -27,6 +27,7 @@ class Principal:
     users: tuple[str, ...]
     agents: tuple[str, ...]
     role: str
+    project: str | None = None  # the project a request works in (X-Project): never a permission
 
     def may_act_for(self, user: str, agent: str) -> bool:
         return ("*" in self.users or user in self.users) and ("*" in self.agents or agent in self.agents)

@@ -65,6 +65,7 @@ from .rows import (
     redaction_needles,
     review_item_from_row,
     summary_from_row,
+    visible,
 )
 
 F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","))
@@ -78,6 +79,10 @@ log = logging.getLogger(__name__)
 USER_TABLES = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states", "context_traces",
                "tombstones", "session_summaries", "review_items", "consolidation_runs", "processed_messages",
                "graph_items", "fact_vectors", "term_stats")
+
+def _visible(identity: Identity, column: str = "project") -> tuple[str, tuple]:
+    return visible(identity, column, "%s")
+
 
 MIGRATIONS: list[str] = [
     # 1: everything the SQLite schema holds at its version 9, in PostgreSQL terms
@@ -260,6 +265,12 @@ MIGRATIONS: list[str] = [
     """
         for t in USER_TABLES
     ),
+    # 2: project memory — one live value per key in each project (and outside every project)
+    """
+    DROP INDEX facts_one_live_key;
+    CREATE UNIQUE INDEX facts_one_live_key ON facts (tenant, user_id, agent, coalesce(project, ''), key)
+        WHERE key IS NOT NULL AND status = 'committed';
+    """,
 ]
 
 def _ts(value: datetime | None) -> datetime | None:
@@ -547,8 +558,9 @@ class PostgresStore(Store):
     def update_fact(self, fact: Fact) -> None:
         i = fact.identity
         with self.transaction():
-            row = self._write(i, "SELECT seq FROM facts WHERE id = %s AND tenant = %s AND user_id = %s AND agent = %s",
-                              (fact.id, i.tenant, i.user, i.agent)).fetchone()
+            vis, vp = _visible(i)
+            row = self._write(i, f"SELECT seq FROM facts WHERE id = %s AND tenant = %s AND user_id = %s AND agent = %s "
+                              f"AND {vis}", (fact.id, i.tenant, i.user, i.agent, *vp)).fetchone()
             if row is None:
                 raise FactNotFound(fact.id)
             self._write(
@@ -567,13 +579,16 @@ class PostgresStore(Store):
                 self._write(i, "DELETE FROM fact_vectors WHERE fact_seq = %s", (row[0],))
 
     def get_fact(self, identity, fact_id):
+        vis, vp = _visible(identity)
         rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM facts WHERE id = %s AND tenant = %s AND user_id = %s "
-                                    "AND agent = %s", (fact_id, identity.tenant, identity.user, identity.agent))
+                                    f"AND agent = %s AND {vis}", (fact_id, identity.tenant, identity.user, identity.agent,
+                                                                  *vp))
         return fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None):
-        sql = [f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s"]
-        params: list = [identity.tenant, identity.user, identity.agent]
+        vis, vp = _visible(identity)
+        sql = [f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s AND {vis}"]
+        params: list = [identity.tenant, identity.user, identity.agent, *vp]
         if statuses:
             sql.append("AND status = ANY(%s)")
             params.append([Status(s).value for s in statuses])
@@ -590,9 +605,10 @@ class PostgresStore(Store):
         return [fact_from_row(r) for r in self._read(identity, " ".join(sql), params)]
 
     def find_by_hash(self, identity, content_hash):
+        vis, vp = _visible(identity)
         rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s "
-                                    "AND content_hash = %s AND status IN ('committed', 'candidate')",
-                          (identity.tenant, identity.user, identity.agent, content_hash))
+                                    f"AND {vis} AND content_hash = %s AND status IN ('committed', 'candidate')",
+                          (identity.tenant, identity.user, identity.agent, *vp, content_hash))
         return [fact_from_row(r) for r in rows]
 
     # -- keyword search ---------------------------------------------------------
@@ -660,14 +676,15 @@ class PostgresStore(Store):
         say), keep the live ones, and widen the fetch until ``limit`` survive or the
         ranking has nothing more."""
         fetch = limit
+        vis, vp = _visible(identity)
         while True:
             rows = self._read(
                 identity,
                 f"SELECT {F_COLUMNS}, h.score FROM ({top_sql}) h LEFT JOIN LATERAL (SELECT * FROM facts "
-                "WHERE seq = h.fact_seq AND tenant = %s AND user_id = %s AND agent = %s AND status = 'committed' "
-                "AND (valid_until IS NULL OR valid_until > %s) OFFSET 0) f ON true ORDER BY h.score "
-                + ("DESC" if best_first else "ASC") + ", h.fact_seq",
-                (*params, fetch, identity.tenant, identity.user, identity.agent, _ts(live_at)),
+                f"WHERE seq = h.fact_seq AND tenant = %s AND user_id = %s AND agent = %s AND {vis} "
+                "AND status = 'committed' AND (valid_until IS NULL OR valid_until > %s) OFFSET 0) f ON true "
+                "ORDER BY h.score " + ("DESC" if best_first else "ASC") + ", h.fact_seq",
+                (*params, fetch, identity.tenant, identity.user, identity.agent, *vp, _ts(live_at)),
                 prelude=prelude,
             )
             live = [(fact_from_row(r), float(r[N_FACT_COLUMNS])) for r in rows if r[0] is not None]
@@ -677,26 +694,29 @@ class PostgresStore(Store):
 
     # -- versions and time ------------------------------------------------------
     def successor(self, identity, fact_id):
+        vis, vp = _visible(identity)
         rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM facts WHERE supersedes = %s AND tenant = %s "
-                                    "AND user_id = %s AND agent = %s ORDER BY seq LIMIT 1",
-                          (fact_id, identity.tenant, identity.user, identity.agent))
+                                    f"AND user_id = %s AND agent = %s AND {vis} ORDER BY seq LIMIT 1",
+                          (fact_id, identity.tenant, identity.user, identity.agent, *vp))
         return fact_from_row(rows[0]) if rows else None
 
     def facts_as_of(self, identity, at):
         t = _ts(at)
         rows = self._read(
             identity,
-            f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s "
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s AND "
+            f"{_visible(identity)[0]} "
             "AND recorded_at IS NOT NULL AND recorded_at <= %s AND (retired_at IS NULL OR retired_at > %s) "
             "AND (retired_at IS NOT NULL OR valid_until IS NULL OR valid_until > %s) ORDER BY created_at DESC, seq DESC",
-            (identity.tenant, identity.user, identity.agent, t, t, t),
+            (identity.tenant, identity.user, identity.agent, *_visible(identity)[1], t, t, t),
         )
         return [fact_from_row(r) for r in rows]
 
     def key_history(self, identity, key):
+        vis, vp = _visible(identity)
         rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s "
-                                    "AND key = %s ORDER BY version, created_at, seq",
-                          (identity.tenant, identity.user, identity.agent, key))
+                                    f"AND {vis} AND key = %s ORDER BY version, created_at, seq",
+                          (identity.tenant, identity.user, identity.agent, *vp, key))
         return [fact_from_row(r) for r in rows]
 
     # -- profile and audit --------------------------------------------------------
@@ -943,16 +963,17 @@ class PostgresStore(Store):
                                   "AND content_hash = %s", (identity.tenant, identity.user, identity.agent, content_hash))
 
     def forget_fact(self, identity, fact_ids, *, at):
-        from ..pipeline.governance import content_hash
+        from ..model import content_hash
 
         counts = Counts()
         count = counts.add
         scope = (identity.tenant, identity.user, identity.agent)
         with self.transaction():
             for fact_id in fact_ids:
+                vis, vp = _visible(identity)
                 row = self._write(identity, f"SELECT {FACT_COLUMNS}, seq FROM facts WHERE id = %s "
-                                            "AND tenant = %s AND user_id = %s AND agent = %s FOR UPDATE",
-                                  (fact_id, *scope)).fetchone()
+                                            f"AND tenant = %s AND user_id = %s AND agent = %s AND {vis} FOR UPDATE",
+                                  (fact_id, *scope, *vp)).fetchone()
                 if row is None:
                     continue
                 fact, seq = fact_from_row(row), row[N_FACT_COLUMNS]
@@ -999,7 +1020,7 @@ class PostgresStore(Store):
         return changed
 
     def forget_user(self, tenant, user):
-        from ..pipeline.governance import content_hash
+        from ..model import content_hash
 
         who = (tenant, user, "off")
         counts: dict[str, int] = {}
@@ -1123,9 +1144,10 @@ class PostgresStore(Store):
     def vectors_of(self, identity, fact_ids):
         if not fact_ids:
             return {}
+        vis, vp = _visible(identity, "f.project")
         rows = self._read(identity, "SELECT f.id, v.embedding FROM facts f JOIN fact_vectors v ON v.fact_seq = f.seq "
-                                    "WHERE f.id = ANY(%s) AND f.tenant = %s AND f.user_id = %s AND f.agent = %s",
-                          (list(fact_ids), identity.tenant, identity.user, identity.agent))
+                                    f"WHERE f.id = ANY(%s) AND f.tenant = %s AND f.user_id = %s AND f.agent = %s AND {vis}",
+                          (list(fact_ids), identity.tenant, identity.user, identity.agent, *vp))
         return {fid: np.asarray(vec.to_numpy(), dtype=np.float32) for fid, vec in rows}
 
     def facts_without_vectors(self, *, limit=1000):

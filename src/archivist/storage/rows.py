@@ -38,7 +38,7 @@ def index_text(fact: Fact) -> str:
 
 def fact_params(f: Fact, ts: Callable[[datetime | None], Any]) -> tuple:
     """The row values of ``f`` in :data:`FACT_COLUMNS` order; ``ts`` encodes times."""
-    from ..pipeline.governance import content_hash
+    from ..model import content_hash
 
     p = f.provenance
     return (
@@ -110,7 +110,7 @@ def summary_from_row(row: Any):
     """A :class:`~archivist.lifecycle.sessions.SessionSummary` from :data:`SUMMARY_COLUMNS`."""
     import json
 
-    from ..lifecycle.sessions import SessionSummary
+    from ..model import SessionSummary
 
     sid, thread, first, last, count, payload, cited, evidence, stale, created = row
     p = json.loads(payload)
@@ -157,3 +157,11 @@ class Counts(dict):
     def add(self, table: str, n: int) -> None:
         if n:
             self[table] = self.get(table, 0) + n
+
+
+def visible(identity: Identity, column: str = "project", mark: str = "?") -> tuple[str, tuple]:
+    """The SQL condition for the facts a scope sees: user facts always, project facts of
+    its own project only (``mark`` is the dialect's placeholder)."""
+    if identity.project is None:
+        return f"{column} IS NULL", ()
+    return f"({column} IS NULL OR {column} = {mark})", (identity.project,)

@@ -54,6 +54,7 @@ from .rows import (
     fact_from_row,
     fact_params,
     index_text,
+    visible,
     redaction_needles,
     review_item_from_row,
     summary_from_row,
@@ -323,6 +324,12 @@ MIGRATIONS: list[str] = [
         revoked_at TEXT
     );
     """,
+    # 10: project memory — one live value per key in each project (and outside every project)
+    """
+    DROP INDEX facts_one_live_key;
+    CREATE UNIQUE INDEX facts_one_live_key ON facts(tenant, user_id, agent, IFNULL(project, ''), key)
+        WHERE key IS NOT NULL AND status = 'committed';
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -333,6 +340,10 @@ _F_COLUMNS = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 
 SEQ_BITS = 36  # room for 68 billion fact rows per file; scope ids take the high bits
 SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
+def _visible(identity: Identity, column: str = "project") -> tuple[str, tuple]:
+    return visible(identity, column, "?")
 
 
 def fts_rowid(scope_id: int, seq: int) -> int:
@@ -543,9 +554,10 @@ class SQLiteStore(Store):
 
     def update_fact(self, fact: Fact) -> None:
         with self.transaction():
+            vis, vp = _visible(fact.identity)
             row = self._write(
-                "SELECT seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ?",
-                (fact.id, fact.identity.tenant, fact.identity.user, fact.identity.agent),
+                f"SELECT seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? AND {vis}",
+                (fact.id, fact.identity.tenant, fact.identity.user, fact.identity.agent, *vp),
             ).fetchone()
             if row is None:
                 from ..errors import FactNotFound
@@ -566,15 +578,17 @@ class SQLiteStore(Store):
                 self._bump_vectors(scope_id, deletes=[row[0]])
 
     def get_fact(self, identity: Identity, fact_id: str) -> Fact | None:
+        vis, vp = _visible(identity)
         rows = self._read(
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ?",
-            (fact_id, identity.tenant, identity.user, identity.agent),
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? AND {vis}",
+            (fact_id, identity.tenant, identity.user, identity.agent, *vp),
         )
         return _fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None):
-        sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ?"]
-        params: list = [identity.tenant, identity.user, identity.agent]
+        vis, vp = _visible(identity)
+        sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis}"]
+        params: list = [identity.tenant, identity.user, identity.agent, *vp]
         if statuses:
             sql.append(f"AND status IN ({', '.join('?' * len(statuses))})")
             params.extend(Status(s).value for s in statuses)
@@ -591,10 +605,11 @@ class SQLiteStore(Store):
         return [_fact_from_row(r) for r in self._read(" ".join(sql), params)]
 
     def find_by_hash(self, identity, content_hash):
+        vis, vp = _visible(identity)
         rows = self._read(
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? "
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis} "
             "AND content_hash = ? AND status IN ('committed', 'candidate')",
-            (identity.tenant, identity.user, identity.agent, content_hash),
+            (identity.tenant, identity.user, identity.agent, *vp, content_hash),
         )
         return [_fact_from_row(r) for r in rows]
 
@@ -652,28 +667,31 @@ class SQLiteStore(Store):
         return self._docs[0]
 
     def successor(self, identity, fact_id):
+        vis, vp = _visible(identity)
         rows = self._read(
             f"SELECT {_FACT_COLUMNS} FROM facts WHERE supersedes = ? AND tenant = ? AND user_id = ? AND agent = ? "
-            "ORDER BY seq LIMIT 1",
-            (fact_id, identity.tenant, identity.user, identity.agent),
+            f"AND {vis} ORDER BY seq LIMIT 1",
+            (fact_id, identity.tenant, identity.user, identity.agent, *vp),
         )
         return _fact_from_row(rows[0]) if rows else None
 
     def facts_as_of(self, identity, at):
         t = _ts(at)
+        vis, vp = _visible(identity)
         rows = self._read(
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? "
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis} "
             "AND recorded_at IS NOT NULL AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?) "
             "AND (retired_at IS NOT NULL OR valid_until IS NULL OR valid_until > ?) ORDER BY created_at DESC, seq DESC",
-            (identity.tenant, identity.user, identity.agent, t, t, t),
+            (identity.tenant, identity.user, identity.agent, *vp, t, t, t),
         )
         return [_fact_from_row(r) for r in rows]
 
     def key_history(self, identity, key):
+        vis, vp = _visible(identity)
         rows = self._read(
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND key = ? "
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis} AND key = ? "
             "ORDER BY version, created_at, seq",
-            (identity.tenant, identity.user, identity.agent, key),
+            (identity.tenant, identity.user, identity.agent, *vp, key),
         )
         return [_fact_from_row(r) for r in rows]
 
@@ -921,7 +939,7 @@ class SQLiteStore(Store):
                         (identity.tenant, identity.user, identity.agent, content_hash))
 
     def forget_fact(self, identity, fact_ids, *, at):
-        from ..pipeline.governance import content_hash
+        from ..model import content_hash
 
         counts = Counts()
         count = counts.add
@@ -929,9 +947,10 @@ class SQLiteStore(Store):
         with self.transaction():
             scope_id = self._scope_id(identity, create=True)
             for fact_id in fact_ids:
+                vis, vp = _visible(identity)
                 row = self._write(
-                    f"SELECT {_FACT_COLUMNS}, seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ?",
-                    (fact_id, *scope),
+                    f"SELECT {_FACT_COLUMNS}, seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? "
+                    f"AND {vis}", (fact_id, *scope, *vp),
                 ).fetchone()
                 if row is None:
                     continue
@@ -995,7 +1014,7 @@ class SQLiteStore(Store):
                    "processed_messages", "graph_items")
 
     def forget_user(self, tenant: str, user: str) -> dict[str, int]:
-        from ..pipeline.governance import content_hash
+        from ..model import content_hash
 
         counts: dict[str, int] = {}
         with self.transaction():
@@ -1113,10 +1132,11 @@ class SQLiteStore(Store):
         if not fact_ids:
             return {}
         marks = ", ".join("?" * len(fact_ids))
+        vis, vp = _visible(identity, "f.project")
         rows = self._read(
             f"SELECT f.id, v.vector FROM facts f JOIN fact_vectors v ON v.seq = f.seq WHERE f.id IN ({marks}) "
-            "AND f.tenant = ? AND f.user_id = ? AND f.agent = ?",
-            (*fact_ids, identity.tenant, identity.user, identity.agent),
+            f"AND f.tenant = ? AND f.user_id = ? AND f.agent = ? AND {vis}",
+            (*fact_ids, identity.tenant, identity.user, identity.agent, *vp),
         )
         return {fid: np.frombuffer(blob, dtype=np.float32) for fid, blob in rows}
 
@@ -1171,11 +1191,12 @@ class SQLiteStore(Store):
     def _live_rows(self, identity: Identity, seqs, live_at: datetime) -> list[tuple]:
         """Committed, unexpired rows of the scope among ``seqs`` (fact columns, then seq)."""
         marks = ", ".join("?" * len(seqs))
+        vis, vp = _visible(identity)
         return self._read(
             # NOT INDEXED: look rows up by rowid, never scan the scope index of a huge scope
             f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? AND user_id = ? "
-            "AND agent = ? AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
-            (*seqs, identity.tenant, identity.user, identity.agent, _ts(live_at)),
+            f"AND agent = ? AND {vis} AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
+            (*seqs, identity.tenant, identity.user, identity.agent, *vp, _ts(live_at)),
         )
 
     def vector_search(self, identity, query, *, limit, live_at):

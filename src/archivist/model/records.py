@@ -91,7 +91,7 @@ class Identity:
     project: str | None = None
 
     def __post_init__(self) -> None:
-        from .errors import InvalidIdentity
+        from ..errors import InvalidIdentity
 
         for name in ("tenant", "user", "agent"):
             value = getattr(self, name)
@@ -165,6 +165,16 @@ class Fact:
 
     def is_expired(self, now: datetime) -> bool:
         return self.valid_until is not None and self.valid_until <= now
+
+    def retired(self, status: Status, now: datetime, *, valid_to: datetime | None = None) -> Fact:
+        """This fact no longer held by memory from ``now``: its validity closes at
+        ``valid_to`` (if that is earlier than its own end) and the row stays, as history."""
+        end = self.valid_until
+        if valid_to is not None and (end is None or valid_to < end):
+            end = valid_to
+        if end is not None and self.valid_from is not None and end < self.valid_from:
+            end = self.valid_from  # validity never ends before it starts
+        return replace(self, status=status, updated_at=now, retired_at=self.retired_at or now, valid_until=end)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the shape used by exports, the CLI and the API)."""
@@ -311,6 +321,8 @@ def new_id() -> str:
 
 
 __all__ = [
+    "embed_text",
+    "SessionSummary",
     "Evidence",
     "Preference",
     "TaskState",
@@ -331,6 +343,45 @@ __all__ = [
     "Status",
     "new_id",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """Short-term memory of one session (see :mod:`archivist.lifecycle.sessions`)."""
+
+    id: str
+    thread_id: str
+    first_message_id: str | None
+    last_message_id: str | None
+    message_count: int
+    goal: str
+    done: tuple[str, ...] = ()
+    open_items: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    next_step: str = ""
+    cited_fact_ids: tuple[str, ...] = ()
+    evidence_id: str | None = None  # the raw transcript, kept whole as evidence
+    summarizer: str = "rules"
+    created_at: datetime | None = None
+    stale_reason: str | None = None  # set when a fact it cited was forgotten
+
+    @property
+    def stale(self) -> bool:
+        return self.stale_reason is not None
+
+    def payload(self) -> dict[str, Any]:
+        return {"goal": self.goal, "done": list(self.done), "open_items": list(self.open_items),
+                "decisions": list(self.decisions), "errors": list(self.errors), "next_step": self.next_step,
+                "summarizer": self.summarizer}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "thread_id": self.thread_id,
+                "source_range": [self.first_message_id, self.last_message_id],
+                "message_count": self.message_count, **self.payload(),
+                "cited_fact_ids": list(self.cited_fact_ids), "evidence_id": self.evidence_id,
+                "created_at": self.created_at.isoformat() if self.created_at else None,
+                "stale_reason": self.stale_reason}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,136 @@
+"""The table of single-valued attributes: one place that says which statements about
+the user have exactly one current value, and how to recognise them in zh and en.
+
+A candidate without a ``key`` whose content states one of these attributes gets the
+attribute's key, whoever proposed it (the rule extractor, an LLM that forgot the key,
+``remember``), so a new value supersedes the old one instead of standing beside it.
+Attributes in one ``group`` describe one thing from different sides (where the user
+lives and where they work): a correction or a change of state ("不对…", "actually…",
+"I moved to…") retires the live value of any attribute of its group.
+
+Patterns run on NFKC text with case kept (an English city or employer must be
+capitalised, so "moved to a new team" is not a move). They are deliberately narrow: a
+missed key costs a duplicate, a wrong key replaces an unrelated fact.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .folding import sanitize
+
+_CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    key: str
+    group: str
+    category: str
+    description: str
+    zh: str
+    en: str
+
+    def matches(self, text: str) -> bool:
+        return bool(_compiled(self.key)[0].search(text) or _compiled(self.key)[1].search(text))
+
+
+ATTRIBUTES: tuple[Attribute, ...] = (
+    Attribute("name", "name", "context", "what the user is called",
+              r"我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为)|称呼我为?|叫我[\u4e00-\u9fff]{1,4}就",
+              r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP),
+    Attribute("native_language", "language", "context", "the user's first language",
+              r"母语", r"\b(?:native|first|mother) (?:language|tongue)\b"),
+    Attribute("response_language", "response_language", "preference", "the language replies should be in",
+              r"(?:用|使用|以)(?:中文|汉语|普通话|英文|英语|日语|日文|韩语|法语|德语|西班牙语|粤语|繁体中文|简体中文)"
+              r"(?:来)?(?:回答|回复|解释|交流|沟通|写|讲|说|答复)",
+              r"\b(?:answer\w*|repl\w*|respond\w*|explain\w*|writ\w*|talk\w*|speak\w*|communicat\w*)\b[^.!?]{0,25}"
+              r"\bin (?:english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish|italian|portuguese)\b|"
+              r"\bprefers? (?:english|chinese|mandarin|japanese|korean|french|german|spanish) (?:answers|replies|"
+              r"responses|explanations)\b"),
+    Attribute("home_city", "location", "context", "the city the user lives in",
+              r"(?:住在|居住在|家在|定居在?|搬到了?|搬去了?|搬家到|落户)(?!公司|团队|部门|新家|新公司|楼|隔壁|附近|这|那)"
+              r"[\u4e00-\u9fff]{2,8}",
+              r"\b(?:live[sd]?|living|reside[sd]?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
+              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _CAP),
+    Attribute("work_city", "location", "context", "the city the user works in",
+              r"在(?:北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|香港|台北|新加坡|东京|纽约|伦敦|柏林|"
+              r"巴黎|硅谷|旧金山|西雅图|[\u4e00-\u9fff]{1,3}市)(?:工作|上班|办公)",
+              r"\bwork(?:s|ing)?\s+(?:remotely\s+)?(?:in|from)\s+" + _CAP),
+    Attribute("employer", "job", "context", "the organisation the user works for",
+              r"(?:入职|加入了?|跳槽到|就职于|供职于|任职于|在)[\u4e00-\u9fffA-Za-z0-9]{2,12}(?:公司|集团|银行|大学|医院|研究院)"
+              r"(?:工作|上班|任职)?|(?:入职|跳槽到|就职于|供职于|任职于)[\u4e00-\u9fffA-Za-z0-9]{2,12}",
+              r"\b(?:work(?:s|ing|ed)?|employed)\s+(?:at|for|by)\s+" + _CAP + r"|\bjoin(?:ed|ing)\s+" + _CAP + r"|"
+              r"\bleft\s+" + _CAP + r"[\w&.\-]*\s+(?:and|to)\s+join"),
+    Attribute("job_role", "job", "context", "the user's job or occupation",
+              r"(?:我是|用户是|职业是|工作是|担任|转行做?|当)(?:一名|一个|一位)?[\u4e00-\u9fffA-Za-z ]{0,10}"
+              r"(?:工程师|程序员|开发者?|经理|设计师|老师|教师|医生|护士|律师|会计|研究员|分析师|学生|研究生|博士生|架构师|"
+              r"运维|测试|产品经理|销售|记者|作家|顾问|创业者)",
+              r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to)\s+"
+              r"(?:now\s+)?(?:an?\s+)?(?:[\w\-]+\s+){0,3}(?:engineer|developer|programmer|manager|designer|teacher|"
+              r"doctor|nurse|lawyer|accountant|researcher|scientist|analyst|student|architect|consultant|sre|devops|"
+              r"founder|writer|journalist|banker|professor|intern)\b"),
+    Attribute("editor", "editor", "preference", "the editor or IDE the user works in",
+              r"(?:用|使用|偏好|喜欢用?|换成了?|改用|转到)[^，。,]{0,6}(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|"
+              r"pycharm|goland|webstorm|sublime|cursor|zed|xcode)",
+              r"\b(?:use[sd]?|using|prefers?|switched to|moved to|code in|work in|editor is|ide is)\s+(?:\w+\s+){0,2}"
+              r"(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|pycharm|goland|webstorm|sublime|cursor|zed|xcode)\b"),
+    Attribute("diet", "diet", "context", "what the user eats",
+              r"吃素|素食|纯素|不吃肉|不再吃肉|清真|生酮|只吃素",
+              r"\b(?:vegan|vegetarian|pescatarian|keto|halal|kosher)\b|\b(?:no longer|don't|do not|doesn't|does not|"
+              r"stopped|quit)\s+eat(?:ing|s)?\s+meat\b"),
+    Attribute("timezone", "timezone", "context", "the user's time zone",
+              r"时区", r"\btime ?zone\b|\b(?:UTC|GMT)\s?[+-−]\s?\d{1,2}\b|\b(?-i:PST|PDT|EST|EDT|CST|CET|CEST|JST|IST)\b"),
+    Attribute("indentation", "indentation", "preference", "tabs or spaces",
+              r"(?:缩进|用|使用|偏好|改用)[^，。,]{0,6}(?:tab|制表符|空格)|(?:tab|制表符|空格)[^，。,]{0,4}缩进",
+              r"\b(?:prefers?|use[sd]?|using|switched to|moved to|indent\w* with)\s+(?:\w+\s+)?(?:tabs|spaces)\b|"
+              r"\b(?:tabs|spaces)\s+(?:over|instead of|for indent\w*)\b"),
+    Attribute("ui_theme", "ui_theme", "preference", "a dark or light theme",
+              r"深色|浅色|暗色|亮色|暗黑|黑色主题|白色主题|夜间模式|日间模式",
+              r"\b(?:dark|light)\s+(?:mode|theme)\b"),
+    Attribute("response_length", "response_length", "preference", "short or detailed answers",
+              r"(?:回答|回复|解释|答案)[^，。,]{0,4}(?:简短|简洁|精简|详细|详尽|啰嗦)|(?:简短|简洁|精简|详细|详尽)(?:一点|一些|的)?"
+              r"(?:回答|回复|解释|答案)",
+              r"\b(?:concise|brief|short|terse|detailed|thorough|long|in-depth|verbose)\s+(?:answers|replies|responses|"
+              r"explanations)\b|\b(?:answers|replies|responses)\s+(?:short|brief|concise|detailed)\b"),
+    Attribute("example_language", "example_language", "preference", "the language of code examples",
+              r"(?:python|java|go|golang|rust|c\+\+|javascript|typescript|js|ts|kotlin|swift|c#|ruby|php)"
+              r"\s?(?:的)?(?:示例|例子|代码示例|样例)",
+              r"\b(?:python|java|go|golang|rust|c\+\+|javascript|typescript|kotlin|swift|c#|ruby|php)\s+"
+              r"(?:examples?|snippets?|sample code)\b"),
+    Attribute("birthday", "birthday", "context", "the user's date of birth",
+              r"生日|出生于|出生在\d", r"\bbirthday\b|\bborn on\b|\bdate of birth\b"),
+)
+
+_BY_KEY = {a.key: a for a in ATTRIBUTES}
+_CACHE: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def _compiled(key: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    if key not in _CACHE:
+        a = _BY_KEY[key]
+        _CACHE[key] = (re.compile(a.zh, re.I), re.compile(a.en, re.I))
+    return _CACHE[key]
+
+
+def attribute(key: str | None) -> Attribute | None:
+    return _BY_KEY.get(key or "")
+
+
+def infer_key(text: str) -> str | None:
+    """The key of the first single-valued attribute ``text`` states, or ``None``."""
+    t = unicodedata.normalize("NFKC", sanitize(text or ""))
+    for a in ATTRIBUTES:
+        if a.matches(t):
+            return a.key
+    return None
+
+
+def group_keys(key: str | None) -> tuple[str, ...]:
+    """Every key of ``key``'s group (itself alone when it is not in the table)."""
+    found = attribute(key)
+    if found is None:
+        return (key,) if key else ()
+    return tuple(a.key for a in ATTRIBUTES if a.group == found.group)

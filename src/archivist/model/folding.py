@@ -1,0 +1,53 @@
+"""Text folding for comparisons, and the content hash built on it.
+
+Every policy check (grants, secrets, injection, evidence, duplicates) compares folded
+text, so that a zero-width space, a bidi mark, full-width letters or a run of spaces
+can neither hide a phrase from a check nor make two equal statements differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SPACE = re.compile(r"\s+")
+# Brackets that read like "<" and ">" to a model but survive NFKC as other characters.
+LOOKALIKE_BRACKETS = str.maketrans({"‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">",
+                                    "〈": "<", "〉": ">", "❮": "<", "❯": ">", "˂": "<", "˃": ">"})
+
+
+def _invisible(ch: str) -> bool:
+    """Format characters (Unicode Cf: zero-width, bidi controls, soft hyphen...)."""
+    return unicodedata.category(ch) == "Cf"
+
+
+def sanitize(text: str) -> str:
+    """What is stored of user text: NFC, without control characters (form feeds,
+    vertical tabs, NULs from copy-paste; tab and newline stay) and without invisible
+    format characters. Lone surrogates are left for the caller's validity check."""
+    text = _CONTROL.sub("", text)
+    return unicodedata.normalize("NFC", "".join(ch for ch in text if not _invisible(ch)))
+
+
+def normalize(text: str) -> str:
+    """The folded form every check compares: NFKC, invisible characters removed,
+    look-alike brackets mapped to ASCII, case-folded, whitespace runs collapsed."""
+    folded = unicodedata.normalize("NFKC", sanitize(text)).translate(LOOKALIKE_BRACKETS).casefold()
+    return _SPACE.sub(" ", folded).strip()
+
+
+def compact(text: str) -> str:
+    """:func:`normalize` without whitespace or punctuation: "好的, 谢谢!" == "好的谢谢"."""
+    return "".join(ch for ch in normalize(text) if ch.isalnum())
+
+
+def unspaced(text: str) -> str:
+    """:func:`normalize` without any whitespace: quotes match whatever the spacing."""
+    return _SPACE.sub("", normalize(text))
+
+
+def content_hash(text: str) -> str:
+    """Hash of the folded content: equal for texts that differ only in width/case/spacing."""
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()

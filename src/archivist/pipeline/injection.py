@@ -1,0 +1,47 @@
+"""Text that addresses the model's instructions instead of describing the user.
+
+Runs on folded text (NFKC, invisible characters removed, look-alike brackets mapped to
+ASCII), so "ig\u200bnore previous instructions" and a full-width "＜/memory＞" are
+found like their plain forms. Talking *about* a system prompt ("the system prompt in
+my app is too long") is not an attack; telling the model to drop or reveal its own is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.folding import normalize
+
+_INJECTION = re.compile(
+    r"\b(?:ignor\w*|disregard\w*|forget\w*|overrid\w*|bypass\w*|skip\w*|drop\w*)\s+(?:all\s+|any\s+|the\s+|your\s+|"
+    r"its\s+|of\s+|my\s+|these\s+|"
+    r"those\s+)*(?:(?:previous|prior|above|earlier|preceding|system|original|initial|safety)\s+)+"
+    r"(?:instructions?|prompts?|rules?|guidelines?|messages?|restrictions?|directions?|policies|context)\b|"
+    r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before|prior|you were told)\b|"
+    r"\b(?:ignor\w*|disregard\w*|forget\w*|overrid\w*|bypass\w*|reveal\w*|print\w*|show\w*|repeat\w*|leak\w*|"
+    r"output\w*)\s+(?:me\s+)?(?:your|the|its)\s+"
+    r"(?:system\s+prompt|system\s+message|hidden\s+instructions|instructions above)\b|"
+    r"\byour\s+(?:new|real|actual|updated)\s+(?:instructions|rules|system prompt)\b|"
+    r"\bnew\s+system\s+(?:prompt|instructions?)\s*[:：]|"
+    r"\b(?:enable|enter|activate|switch to|in)\s+developer\s+mode\b|\bjailbreak\s+mode\b|\bjailbroken\s+(?:mode|ai|"
+    r"assistant|model)\b|\bdan\s+mode\b|\byou\s+are\s+now\s+(?:in\s+|an?\s+)?(?:dan|free|unrestricted|jailbroken|"
+    r"admin|root|developer|unfiltered|uncensored|evil|system)\b|"
+    r"\byou\s+(?:now\s+)?have\s+no\s+(?:restrictions|limits|rules|filters|guidelines)\b|"
+    r"\b(?:an?\s+)?(?:ai|assistant|model|chatbot)\s+(?:with|without)\s+(?:no\s+|any\s+)?(?:restrictions|limits|"
+    r"rules|filters|guidelines)\b|"
+    r"(?:忽略|无视|忘掉|忘记|覆盖|绕过|跳过)(?:掉)?(?:你)?(?:之前|以上|上面|前面|先前|所有|全部|系统|原来|原有)的?"
+    r"(?:所有的?)?(?:指令|指示|提示|规则|设定|要求|限制|约束)|"
+    r"(?:输出|打印|泄露|告诉我|发给我|显示)(?:你的)?(?:系统提示|系统指令|初始指令|system prompt)|"
+    r"(?:从现在起|从现在开始|现在)?你(?:现在)?(?:是|成为|扮演)(?:一个)?(?:管理员|系统|开发者|超级用户|root|不受限制)|"
+    r"(?:不受|没有|无)(?:任何)?(?:限制|约束)的?\s*(?:模式|助手|ai|dan|身份|角色|版本)|你不再是(?:一个)?(?:助手|ai)|"
+    r"(?:忽略|无视|忘掉|绕过|跳过|不要管)\s*(?:你的|掉)?\s*(?:system prompt|系统提示词?|系统指令|安全规则)|"
+    r"</?\s*(?:memory|system|instructions?|assistant|user|tool|context|im_start|im_end)\b|"
+    r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>",
+    re.I,
+)
+
+
+def find_injection(text: str) -> str | None:
+    """The instruction-addressing phrase found in ``text``, or ``None``."""
+    m = _INJECTION.search(normalize(text or ""))
+    return m.group(0) if m else None

@@ -1,0 +1,93 @@
+"""Secrets and sensitive identifiers, which memory never keeps.
+
+Credentials (API keys and tokens by known prefix or by length and entropy, passwords
+said as such, private keys) and identifiers whose leak harms the user (Chinese
+resident ID numbers with a valid check digit, US social security numbers, payment
+card numbers that pass the Luhn check). A refused write keeps only the kind and a
+hash in the audit trail, never the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from ..model.folding import sanitize
+import unicodedata
+
+_PREFIXED = re.compile(
+    r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?:pk|rk|sk)_(?:live|test)_[A-Za-z0-9]{16,}|"
+    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}|"
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[A-Za-z0-9_\-]{30,}|"
+    r"ya29\.[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|"
+    r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+)
+_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
+_PASSWORD = re.compile(
+    r"(?:\b(?:password|passwd|pwd|passcode|passphrase|pin(?: code)?|secret|api[ _-]?key|access[ _-]?token|"
+    r"auth[ _-]?token|token)\b\s*(?:is|was|=|:|：|is set to|is now)\s*[\"'“‘]?(?=\S*[\w])\S{4,})|"
+    r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|验证码|令牌|token)\s*(?:是|为|=|:|：|改成了?|设成了?|设置为)\s*\S{4,}",
+    re.I,
+)
+_CN_ID = re.compile(r"(?<![0-9])[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9])")
+_SSN = re.compile(r"(?<![0-9])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![0-9])")
+_SSN_WORDED = re.compile(r"\b(?:ssn|social security(?: number| no\.?)?)\b\D{0,12}\d{9}\b", re.I)
+_CARD = re.compile(r"(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])")
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{24,}")
+
+_CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def _cn_id_valid(number: str) -> bool:
+    total = sum(int(d) * w for d, w in zip(number[:17], _CN_WEIGHTS, strict=True))
+    return "10X98765432"[total % 11] == number[17].upper()
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(c / len(text) * math.log2(c / len(text)) for c in counts.values())
+
+
+def _looks_random(token: str) -> bool:
+    """A long run mixing letter cases and digits with high entropy: a key, not a word."""
+    classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
+    if classes < 3 or len(token) < 24:
+        return False
+    if re.fullmatch(r"[0-9a-f\-]+", token):  # hex ids, UUIDs, hashes are identifiers, not secrets
+        return False
+    return _entropy(token) >= 4.0
+
+
+def find_secret(text: str) -> str | None:
+    """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
+    ``national_id``, ``payment_card``, ``token``), or ``None``."""
+    t = unicodedata.normalize("NFKC", sanitize(text or ""))
+    if _PRIVATE_KEY.search(t):
+        return "private_key"
+    if _PREFIXED.search(t):
+        return "api_key"
+    if _PASSWORD.search(t):
+        return "password"
+    for m in _CN_ID.finditer(t):
+        if _cn_id_valid(m.group(0)):
+            return "national_id"
+    if _SSN.search(t) or _SSN_WORDED.search(t):
+        return "national_id"
+    for m in _CARD.finditer(t):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and _luhn(digits) and len(set(digits)) > 2:
+            return "payment_card"
+    if any(_looks_random(tok) for tok in _TOKEN.findall(t)):
+        return "token"
+    return None

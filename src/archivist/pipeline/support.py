@@ -1,0 +1,175 @@
+"""Does a quote support the content written from it?
+
+The quote must carry the content's meaning-bearing words — not its framing ("the user
+prefers", "用户是") — so that "数据库坏了" cannot cite "这句话靠谱吗". Paraphrase still
+passes: words are compared after light stemming and a small synonym fold, a content word
+counts as present when it occurs anywhere in the whitespace-free quote (so jieba cutting
+the two differently does not matter), and only a third of them must be present.
+Values must be exact: a number, a capitalised name, a Latin word inside Chinese text or
+a place/person/organisation name that jieba tags must appear in the quote ("Berlin"
+from "I live in Boston" is refused). A flipped negation is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+from ..index.text import STOPWORDS, has_cjk
+from ..model.folding import normalize, unspaced
+
+MIN_SHARE = 1 / 3
+
+FRAMING = frozenset(
+    """user user's users the a an is are was were be been being has have had do does did prefers prefer preferred
+    preference preferences likes like liked wants want wanted wishes wish needs need would rather currently now always
+    usually often generally also really very mostly mainly assistant answer answers reply replies response responses
+    person someone people who that which they them their theirs his her he she it its
+    用户 偏好 喜欢 希望 是 的 了 一名 一个 一位 目前 现在 平时 经常 通常 总是 一直 比较 更 很 主要 他 她 自己 之前 以前 过
+    想 要 会 在 有 对 和 与 及 也 都 还 就 人 位 使用 作为 用 可能 也许 大概 似乎 好像 应该 probably maybe likely perhaps
+    seems seem possibly""".split()
+)
+SYNONYMS = {
+    "concise": "short", "brief": "short", "terse": "short", "shorter": "short", "succinct": "short",
+    "detailed": "long", "thorough": "long", "verbose": "long", "lengthy": "long", "longer": "long",
+    "love": "like", "enjoy": "like", "fond": "like", "fan": "like", "adore": "like",
+    "reside": "live", "resides": "live", "based": "live", "living": "live", "lives": "live",
+    "employed": "work", "job": "work", "works": "work", "working": "work",
+    "dislike": "hate", "detest": "hate", "loathe": "hate",
+    "allergy": "allergic", "allergies": "allergic",
+    "vegan": "vegan", "vegetarian": "vegetarian",
+    "简短": "简洁", "精简": "简洁", "简明": "简洁", "回复": "回答", "答复": "回答", "详尽": "详细",
+    "居住": "住", "住在": "住", "生活": "住", "上班": "工作", "任职": "工作", "就职": "工作",
+    "英语": "英文", "汉语": "中文", "普通话": "中文", "讨厌": "不喜欢",
+}
+_NEGATION = re.compile(r"不|没|别|非|无|未|莫|讨厌|反感|受不了|\b(?:not|no|never|nor|without|neither|dont|doesnt|didnt|isnt|wont|"
+                       r"cant|cannot|hate\w*|dislike\w*)\b|n't")
+_NEG_NEUTRAL = re.compile(r"不对|不是的|不过|不错|不少|不久|没错|无论|非常|不仅|不但|分别|特别|别人|区别|类别|级别|识别|性别|"
+                          r"差别|告别|别墅|除非|未来|南非|并非常|no longer|\bnot only\b")
+_CORRECTION_LEAD = re.compile(r"^(?:不对|不是|错了|其实|实际上|no|nope|actually|wait)[，,:：\s]*")
+_EN_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'\-]*[a-z0-9+#]|[a-z0-9]")
+_VALUE_TAGS = frozenset({"ns", "nr", "nt", "nrt", "nrfg", "nz", "m", "eng"})
+
+_lock = threading.Lock()
+_pos = None
+
+
+def _posseg():
+    global _pos
+    if _pos is None:
+        with _lock:
+            if _pos is None:
+                import jieba
+                import jieba.posseg
+
+                jieba.setLogLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                tokenizer.initialize()
+                _pos = jieba.posseg.POSTokenizer(tokenizer)
+    return _pos
+
+
+def _stem(word: str) -> str:
+    word = word.strip("'.-").removesuffix("'s")
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + keep
+            break
+    return SYNONYMS.get(word, word)
+
+
+def _tokens(text: str) -> tuple[list[str], set[str]]:
+    """(meaning-bearing words, value words that must be quoted exactly)."""
+    folded = normalize(text)
+    words: list[str] = []
+    values: set[str] = set()
+    for m in re.finditer(r"\b[A-Z][a-zA-Z]+\b", text):
+        if m.start() > 0 and text[m.start() - 2 : m.start()].strip() not in (".", "!", "?", ":") and \
+                m.group().lower() not in FRAMING | STOPWORDS and m.group() not in ("I", "The", "User"):
+            values.add(m.group().lower())
+    values.update(re.findall(r"\d+(?:[.,:]\d+)*", folded))
+    if has_cjk(folded):
+        for token in _posseg().cut(folded):
+            w = token.word.strip()
+            if not w or not any(ch.isalnum() for ch in w):
+                continue
+            if token.flag in _VALUE_TAGS and len(w) > 1 and w not in FRAMING:
+                values.add(w)
+            if w not in FRAMING and w not in STOPWORDS:
+                words.append(SYNONYMS.get(w, w))
+    else:
+        for w in _EN_WORD.findall(folded):
+            if w not in FRAMING and w not in STOPWORDS and len(w) > 1 or w.isdigit():
+                words.append(_stem(w))
+    return words, values
+
+
+def _present(word: str, quote_words: set[str], quote_flat: str) -> bool:
+    return word in quote_words or (len(word) > 1 and word in quote_flat) or \
+        any(SYNONYMS.get(q, q) == word for q in quote_words)
+
+
+def _negated(text: str) -> bool:
+    folded = _NEG_NEUTRAL.sub(" ", _CORRECTION_LEAD.sub("", normalize(text)))
+    return bool(_NEGATION.search(folded.replace("'", "") if "n't" not in folded else folded))
+
+
+_PERSON_EN = (r"friend|friends|parents?|mom|mother|dad|father|brother|sister|wife|husband|partner|girlfriend|"
+              r"boyfriend|daughter|son|kids?|children|child|boss|manager|colleague|coworker|co-worker|roommate|"
+              r"neighbou?r|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|team|teammate|client|doctor")
+_PERSON_ZH = (r"朋友|爸妈|父母|爸爸|妈妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|老婆|老公|妻子|丈夫|对象|女朋友|男朋友|女儿|儿子|孩子|"
+              r"老板|领导|经理|同事|室友|邻居|奶奶|爷爷|外婆|外公|姥姥|姥爷|阿姨|叔叔|表哥|表姐|堂哥|客户|医生|老师")
+_OTHER_SUBJECT = re.compile(rf"^(?:honestly\s+|so\s+|well\s+|actually\s+|btw\s+)?(?:my|our)\s+(?:\w+\s+)?"
+                            rf"({_PERSON_EN})\b|^(?:其实|不过)?我(?:的|们的|们家|家)?({_PERSON_ZH})")
+# Wishes, plans, one-time or past states: a quote that has one does not support a plain present fact.
+_MODAL = re.compile(
+    r"\b(?:would love to|'d love to|want to|wanna|hope to|hoping to|plan(?:ning)? to|going to|gonna|might|may|"
+    r"someday|some day|one day|'ll|will|next (?:week|month|year)|tried\b.*\bonce|once|used to|old job|former|"
+    r"formerly|previously|ex-)\b|想去|想要|一直想|打算|计划|准备|可能|也许|下周|下个月|明年|将来|以后想|以前|曾经|"
+    r"吃过一次|试过一次|一次|去年以前|原来"
+)
+
+
+_SAME_PERSON = {"mom": "mother", "dad": "father", "parents": "parent", "kids": "children", "kid": "child",
+                "妈妈": "母亲", "爸爸": "父亲", "爸妈": "父母", "老婆": "妻子", "老公": "丈夫", "孩子": "子女"}
+
+
+def _about_someone_else(content: str, quote: str) -> str | None:
+    m = _OTHER_SUBJECT.search(normalize(quote))
+    if m:
+        person = m.group(1) or m.group(2)
+        folded = normalize(content)
+        if person not in folded and _SAME_PERSON.get(person, person) not in folded:
+            return person
+    return None
+
+
+def unsupported(content: str, quote: str, *, context: str | None = None, inference: bool = False) -> str | None:
+    """Why ``quote`` does not support ``content``, or ``None`` when it does. ``context``
+    is the whole cited message: a value or a negation the extractor took from just
+    outside the quoted words still counts. An ``inference`` goes beyond its quote by
+    definition: one shared word is enough."""
+    words, values = _tokens(content)
+    quote_words, quote_values = _tokens(quote)
+    flat, content_flat = unspaced(quote), unspaced(content)
+    around = unspaced(context) if context else flat
+    qset = set(quote_words)
+    present = [w for w in words if _present(w, qset, flat)]
+    backed = {w for w in words if w in present or (context and len(w) > 1 and unspaced(w) in around)}
+    share = len(backed) / len(set(words)) if words else 1.0
+    missing = sorted(v for v in values if unspaced(v) not in around and SYNONYMS.get(v, v) not in qset)
+    competing = [v for v in quote_values if unspaced(v) not in content_flat]
+    if missing and (competing or share < MIN_SHARE) and not inference:
+        return f"{missing[0]!r} is not in the quoted words"
+    if words and (not present or (share < MIN_SHARE and not inference)):
+        return "the quoted words do not say what the content says"
+    person = _about_someone_else(content, quote)
+    if person and not inference:
+        return f"the quote is about the user's {person}, not the user"
+    if _MODAL.search(normalize(quote)) and not _MODAL.search(normalize(content)) and not inference:
+        return "the quote states a wish, a plan or a past or one-time event, the content a present fact"
+    negated = _negated(content)
+    if (not negated and _negated(quote)) or (negated and not _negated(quote) and not _negated(context or quote)):
+        return "the content and the quote differ in negation"
+    return None

@@ -1,0 +1,250 @@
+"""The one writer: every change to facts goes through a :class:`Writer`.
+
+``remember``, ``remember_many``, ``apply``/``learn``, ``confirm``, removals and
+reinforcements, consolidation and every import open a writer on one trusted scope, say
+what they want written, and leave. The writer owns the unit of work: one store
+transaction, the gate's decision for each candidate (:func:`~archivist.pipeline.
+governance.gate` then :func:`~archivist.pipeline.governance.compare`, with the look-ups
+they need), "retire the old version and bump the version", the audit entry of every
+decision, and — only after the transaction committed — the derived vector index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from .model import AuditEntry, Fact, FactScope, Identity, Kind, ProfileSection, Provenance, Status, content_hash, new_id
+from .model.attributes import group_keys
+from .index.text import query_terms
+from .pipeline.filtering import FilterResult
+from .pipeline.governance import (
+    UNKEPT,
+    Action,
+    Candidate,
+    Decision,
+    GovernanceConfig,
+    Known,
+    Rejection,
+    as_status,
+    compare,
+    forgotten,
+    gate,
+    reject,
+)
+from .storage.base import Store
+
+
+@dataclass
+class Written:
+    """What one unit of work did, in the order it happened."""
+
+    saved: list[Fact] = field(default_factory=list)
+    candidates: list[Fact] = field(default_factory=list)
+    superseded: list[Fact] = field(default_factory=list)
+    retired: list[Fact] = field(default_factory=list)
+    reinforced: list[Fact] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def committed(self) -> list[Fact]:
+        return [f for f in self.saved if f.status is Status.COMMITTED]
+
+
+class Writer:
+    """A unit of work on one scope. Use as a context manager::
+
+        with Writer(store, identity, now=now, governance=config, after_commit=embed) as w:
+            decision, fact = w.propose(candidate, evidence=filtered)
+    """
+
+    def __init__(self, store: Store, identity: Identity, *, now: datetime,
+                 governance: GovernanceConfig | None = None,
+                 after_commit: Callable[[Sequence[Fact], list[str]], None] | None = None) -> None:
+        self.store = store
+        self.identity = identity
+        self.now = now
+        self.config = governance or GovernanceConfig()
+        self.after_commit = after_commit
+        self.written = Written()
+        self._audit: list[tuple[Identity, AuditEntry]] = []
+        self._tx: Any = None
+
+    def __enter__(self) -> Writer:
+        self._tx = self.store.transaction()
+        self._tx.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            if exc[0] is None:
+                by_scope: dict[Identity, list[AuditEntry]] = {}
+                for identity, entry in self._audit:
+                    by_scope.setdefault(replace(identity, project=None), []).append(entry)
+                for identity, entries in by_scope.items():
+                    self.store.record_audit(identity, entries)
+        finally:
+            self._tx.__exit__(*exc)
+        if exc[0] is None and self.after_commit is not None:
+            self.after_commit(self.written.committed, self.written.warnings)
+
+    # ------------------------------------------------------------ decisions
+    def target(self, scope: FactScope) -> Identity:
+        """Where a fact of ``scope`` lives: project facts under the scope's project,
+        user facts outside every project (so every project sees them)."""
+        project = self.identity.project if scope is FactScope.PROJECT else None
+        return replace(self.identity, project=project)
+
+    def decide(self, cand: Candidate, evidence: FilterResult | None, *, dedupe: bool = True) -> Decision:
+        """The gate's decision, settled against what the store holds."""
+        decision = gate(cand, self.config, evidence, project=self.identity.project)
+        if not decision.accepted:
+            return decision
+        cand = decision.candidate or cand
+        if self.store.is_tombstoned(self.identity, cand.content_hash):
+            if cand.source_type.value == "explicit" or cand.explicit:
+                self.store.lift_tombstone(self.identity, cand.content_hash)  # said again, on purpose
+            else:
+                return forgotten(cand)
+        return compare(cand, decision, self._known(cand, dedupe))
+
+    def _known(self, cand: Candidate, dedupe: bool) -> Known:
+        project = self.target(cand.scope).project
+        live = [f for f in self._live_keyed(group_keys(cand.key)) if f.identity.project == project]
+        same = next((f for f in live if f.key == cand.key), None)
+        return Known(same, [f for f in live if f.key != cand.key], self._similar(cand) if dedupe else ())
+
+    def _live_keyed(self, keys: Sequence[str]) -> list[Fact]:
+        found: list[Fact] = []
+        for key in keys:
+            found += self.store.list_facts(self.identity, key=key, live_at=self.now)
+        return found
+
+    def _similar(self, cand: Candidate) -> list[Fact]:
+        exact = self.store.find_by_hash(self.identity, cand.content_hash)
+        if exact:
+            return exact
+        terms = query_terms(cand.content)
+        live = [m.fact for m in self.store.keyword_search(self.identity, terms, limit=5, live_at=self.now)] \
+            if terms else []
+        return live + self.store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
+
+    # ------------------------------------------------------------- writing
+    def propose(self, cand: Candidate, *, evidence: FilterResult | None = None, thread_id: str | None = None,
+                extractor: tuple[str, str | None] = ("api", None), when: datetime | None = None,
+                dedupe: bool = True) -> tuple[Decision, Fact | None]:
+        """Decide on ``cand`` and write what the decision says (nothing for a refusal
+        or a duplicate). Every decision is audited."""
+        decision = self.decide(cand, evidence, dedupe=dedupe)
+        c = decision.candidate or cand
+        fact = None
+        if decision.action is Action.SUPERSEDE and when is not None and decision.existing.valid_from \
+                and when < decision.existing.valid_from:
+            decision = reject("older_than_current", "a statement dated before the current value of this key does "
+                              "not replace it", c)
+        if decision.action in (Action.SAVE, Action.SUPERSEDE, Action.CANDIDATE):
+            fact = self._build(c, decision, thread_id, extractor, when or self.now)
+            if decision.action is Action.SUPERSEDE:
+                for old in (decision.existing, *decision.retires):
+                    self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
+                    self.written.superseded.append(old)
+            self.store.insert_fact(fact)
+            (self.written.candidates if fact.status is Status.CANDIDATE else self.written.saved).append(fact)
+        self._log(_entry(self.now, decision, c, fact))
+        return decision, fact
+
+    def refuse(self, rejection: Rejection, *, message_id: str | None = None, content: str | None = None) -> None:
+        """Audit a refusal that happened before a decision (malformed input)."""
+        keep = content if rejection.code not in UNKEPT else None
+        self._log(AuditEntry(self.now, Action.REJECT.value, rejection.code, rejection.reason,
+                             content_hash=content_hash(content) if content else None, content=keep,
+                             message_id=message_id))
+
+    def retire(self, fact: Fact, status: Status, *, code: str, reason: str, valid_to: datetime | None = None,
+               message_id: str | None = None, action: str = "retire", keep_text: bool = True) -> Fact:
+        retired = fact.retired(status, self.now, valid_to=valid_to)
+        self.store.update_fact(retired)
+        self.written.retired.append(fact)
+        self._log(AuditEntry(self.now, action, code, reason, fact.id, content_hash(fact.content),
+                             fact.content if keep_text else None, message_id), fact.identity)
+        return retired
+
+    def reinforce(self, fact: Fact, *, message_id: str | None) -> Fact:
+        """Restated by the user: the confirmation time moves, never the confidence."""
+        updated = fact.evolve(last_confirmed_at=self.now, updated_at=self.now)
+        self.store.update_fact(updated)
+        self.written.reinforced.append(fact)
+        self._log(AuditEntry(self.now, "reinforce", "restated", "restated by the user; confidence unchanged",
+                             fact.id, content_hash(fact.content), None, message_id), fact.identity)
+        return updated
+
+    def confirm(self, fact: Fact, confidence: float) -> Fact:
+        """An explicit user confirmation: commits a candidate (replacing the live value of
+        its key) and may raise confidence."""
+        version, supersedes = fact.version, fact.supersedes
+        if fact.status is Status.CANDIDATE and fact.key:
+            old = next((f for f in self._live_keyed([fact.key]) if f.identity.project == fact.identity.project), None)
+            if old is not None:
+                self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=self.now))
+                self.written.superseded.append(old)
+                version, supersedes = old.version + 1, old.id
+        updated = fact.evolve(status=Status.COMMITTED, confidence=confidence, last_confirmed_at=self.now,
+                              updated_at=self.now, version=version, supersedes=supersedes,
+                              recorded_at=fact.recorded_at or self.now)
+        self.store.update_fact(updated)
+        self.written.saved.append(updated)
+        self._log(AuditEntry(self.now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
+                             content_hash(fact.content), fact.content), fact.identity)
+        return updated
+
+    def relink(self, fact: Fact, *, supersedes: str, version: int) -> None:
+        """Make ``fact`` the next version of ``supersedes`` (consolidation's supersede)."""
+        self.store.update_fact(fact.evolve(supersedes=supersedes, version=version, updated_at=self.now))
+
+    def restore(self, fact: Fact, *, code: str = "imported", reason: str = "restored from an import") -> None:
+        """Insert a fact an import already passed through the gate, as it was exported."""
+        self.store.insert_fact(fact)
+        if fact.status is Status.COMMITTED:
+            self.written.saved.append(fact)
+        self._log(AuditEntry(self.now, "import", code, reason, fact.id, content_hash(fact.content), fact.content),
+                  fact.identity)
+
+    def profile(self, section: ProfileSection) -> None:
+        self.store.put_profile_section(self.identity, section)
+        self._log(AuditEntry(self.now, "profile", "accepted", f"profile section {section.name} updated",
+                             content_hash=content_hash(section.summary), content=section.summary))
+
+    def note(self, entry: AuditEntry) -> None:
+        self._log(entry)
+
+    def _log(self, entry: AuditEntry, identity: Identity | None = None) -> None:
+        self._audit.append((identity or self.identity, entry))
+
+    def _build(self, c: Candidate, d: Decision, thread_id: str | None, extractor: tuple[str, str | None],
+               when: datetime) -> Fact:
+        old = d.existing if d.action is Action.SUPERSEDE else None
+        status = as_status(d)
+        return Fact(
+            id=new_id(), identity=self.target(c.scope), key=c.key, content=c.content, category=c.category,
+            kind=c.kind, scope=c.scope, durability=c.durability, authority=c.authority, confidence=c.confidence,
+            status=status,
+            provenance=Provenance(c.source_type, thread_id, c.evidence_message_id, c.evidence_text, extractor[0],
+                                  extractor[1]),
+            created_at=when, updated_at=when, last_confirmed_at=when, valid_until=c.valid_until,
+            version=old.version + 1 if old else 1, supersedes=old.id if old else None, context=c.context,
+            valid_from=when, recorded_at=self.now if status is Status.COMMITTED else None,
+        )
+
+
+def _entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:
+    # A refused grant or secret is never stored anywhere, not even in the audit trail.
+    reason = d.reason + (f" [{d.detail}]" if d.detail and d.code == "secret" else "")
+    return AuditEntry(at=now, action=d.action.value, code=d.code, reason=reason,
+                      fact_id=fact.id if fact else (d.existing.id if d.existing else None),
+                      content_hash=c.content_hash, content=c.content if d.code not in UNKEPT else None,
+                      message_id=c.evidence_message_id)
+
+
+__all__ = ["Writer", "Written"]

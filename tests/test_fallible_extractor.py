@@ -1,0 +1,129 @@
+"""A fallible extractor's proposals, through every write path.
+
+``tests/cases/fallible_extractor.yaml`` holds conversations and the candidates an
+extractor that mislabels things proposed for them, each with what the memory must do:
+commit, refuse (with the acceptable code families), hold as a candidate, call a
+duplicate, or supersede an earlier value. The cases run through ``apply``; the ones
+refused for what their text says (grants, secrets, injection) also run through every
+path that takes text without a conversation: ``remember``, ``remember_many``,
+preferences, the profile, JSONL and Markdown import.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from archivist import FixedClock, Memory, WriteRejected
+from archivist.errors import InvalidInput
+
+CASES = yaml.safe_load((Path(__file__).parent / "cases" / "fallible_extractor.yaml").read_text(encoding="utf-8"))
+CONTENT_CODES = {"transactional", "prompt_injection", "secret"}
+
+
+def family(code: str) -> str:
+    for prefix in ("evidence", "scope"):
+        if code.startswith(prefix + "_"):
+            return prefix
+    return code
+
+
+def outcomes(report, raws):
+    """What happened to each raw candidate of one ``apply``, in order."""
+    rejected = {id(raw): why for raw, why in report.rejected}
+    duplicate = {id(raw) for raw, _ in report.duplicates}
+    saved = iter(report.saved)
+    held = iter(report.candidates)
+    result = []
+    for raw in raws:
+        if id(raw) in rejected:
+            result.append(("refuse", rejected[id(raw)].code))
+        elif id(raw) in duplicate:
+            result.append(("duplicate", None))
+        elif raw.get("kind", "fact") != "fact":
+            result.append(("candidate", next(held).content))
+        else:
+            result.append(("commit", next(saved).content))
+    return result
+
+
+def live_text(scope) -> str:
+    return "\n".join(f.content for f in scope.facts())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_through_apply(tmp_path, case):
+    with Memory.open(tmp_path / "m.db", clock=FixedClock("2026-01-01T00:00:00+00:00")) as mem:
+        scope = mem.scope(user="u", project=case.get("project"))
+        for n, turn in enumerate(case["turns"]):
+            mem.clock.advance(minutes=5)
+            raws = [dict(c) for c in turn["candidates"]]
+            report = scope.apply(raws, turn["messages"], thread_id=f"t{n}")
+            got = outcomes(report, raws)
+            for raw, (outcome, detail), want in zip(raws, got, turn["expect"], strict=True):
+                expected = want["outcome"]
+                label = f"turn {n}: {raw['content']!r}"
+                if expected == "refuse":
+                    assert outcome == "refuse", f"{label} was not refused ({outcome})"
+                    codes = want.get("codes")
+                    if codes:
+                        assert family(detail) in codes, f"{label} refused as {detail}, expected one of {codes}"
+                elif expected == "supersede":
+                    assert outcome == "commit", f"{label}: {outcome} {detail}"
+                    assert report.superseded, f"{label} replaced nothing"
+                elif expected == "commit":
+                    assert outcome == "commit", f"{label}: {outcome} {detail}"
+                else:
+                    assert outcome == expected, f"{label}: {outcome} {detail}"
+        text = live_text(scope)
+        for needle in case.get("live_after") or []:
+            assert needle in text, f"{needle!r} is not live: {text!r}"
+        for needle in case.get("not_live_after") or []:
+            assert needle not in text, f"{needle!r} is live: {text!r}"
+
+
+def _refused_texts():
+    """(case id, text) for every candidate refused for what its text says, and the
+    user's own words it quoted: no path may store either."""
+    for case in CASES:
+        for turn in case["turns"]:
+            for cand, want in zip(turn["candidates"], turn["expect"], strict=True):
+                if want["outcome"] == "refuse" and set(want.get("codes") or ()) <= CONTENT_CODES and want.get("codes"):
+                    yield case["id"], cand["content"]
+                    yield case["id"] + ":quote", cand["evidence_text"]
+
+
+REFUSED = list(_refused_texts())
+
+
+@pytest.mark.parametrize("text", [t for _, t in REFUSED], ids=[i for i, _ in REFUSED])
+def test_refused_text_is_refused_on_every_path(tmp_path, text):
+    with Memory.open(tmp_path / "m.db") as mem:
+        s = mem.scope(user="u")
+        with pytest.raises(WriteRejected):
+            s.remember(text, category="preference")
+        assert s.remember_many([{"content": text, "category": "context"}]).rejected
+        with pytest.raises(WriteRejected):
+            s.set_preference("standing_order", text)
+        with pytest.raises(WriteRejected):
+            s.update_profile("top_of_mind", text)
+        fact = {"type": "fact", "id": "f1", "tenant": "default", "user": "u", "agent": "default", "key": None,
+                "content": text, "category": "preference", "kind": "fact", "scope": "user",
+                "durability": "durable", "authority": "descriptive", "confidence": 1.0, "status": "committed",
+                "provenance": {"source_type": "explicit"}, "created_at": "2026-01-01T00:00:00+00:00"}
+        header = {"format": "archivist", "version": 1, "tenant": "default", "user": "u",
+                  "exported_at": "2026-01-01T00:00:00+00:00"}
+        from archivist.lifecycle.transfer import import_jsonl
+
+        report = import_jsonl(mem, [json.dumps(header), json.dumps(fact, ensure_ascii=False)], tenant="default")
+        assert report.facts == 0 and len(report.rejected) == 1 and report.rejected[0].startswith("<input>:2: ")
+        assert s.facts(include_candidates=True, include_history=True) == []
+        assert s.preferences(include_untrusted=True) == [] and s.profile().sections == {}
+        with pytest.raises(InvalidInput):
+            import_jsonl(mem, [json.dumps(header), json.dumps({"type": "preference", "key": "k", "value": text,
+                                                               "trusted": True, "source": "user", "version": 1,
+                                                               "updated_at": "2026-01-01T00:00:00+00:00"},
+                                                              ensure_ascii=False)], tenant="default")
