@@ -99,7 +99,7 @@ def test_context_budget_errors_are_one_line(tmp_path):
 
 def test_lifecycle_commands(tmp_path):
     db = str(tmp_path / "m.db")
-    for text in ("The user works at Acme in Ghent.", "The user works at Acme in Leuven."):
+    for text in ("The user's team stand-up is at 9:00 in Ghent.", "The user's team stand-up is at 9:30 in Ghent."):
         cli("remember", text, "--user", "alice", "--db", db, "--confidence", "0.9")
     cli("remember", "The user lives in London.", "--user", "alice", "--key", "home_city", "--db", db)
     cli("remember", "The user lives in Berlin.", "--user", "alice", "--key", "home_city", "--db", db)

@@ -22,9 +22,9 @@ def seed(alice, clock):
     clock.advance(days=1)
     f["dup_new"] = alice.remember_many([{"content": "The user drinks green tea every morning!", "confidence": 0.9}],
                                        dedupe=False).saved[0]
-    f["city_old"] = alice.remember("The user lives in London with two cats.")
+    f["city_old"] = alice.remember("The user keeps two cats at the flat in London.")
     clock.advance(days=2)
-    f["city_new"] = alice.remember("The user lives in Berlin with two cats.")
+    f["city_new"] = alice.remember("The user keeps two cats at the flat in Berlin.")
     f["tool_a"] = alice.remember_many([{"content": "The build server runs Ubuntu 22.04 LTS.", "source_type": "tool",
                                         "category": "knowledge"}]).saved[0]
     f["tool_b"] = alice.remember_many([{"content": "The build server runs Ubuntu 24.04 LTS.", "source_type": "tool",

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from archivist import Memory
+from archivist import Status, Memory
 from archivist.errors import InvalidInput
 from archivist.model import Category, SourceType
 
@@ -69,6 +69,9 @@ def test_import_keeps_provenance_and_gates_every_card(deer, tmp_path, clock):
     coder = mem.scope(user="alice", agent="coder")
     assert coder.get("fact_knowledge").category is Category.KNOWLEDGE
     assert alice.profile().sections["top_of_mind"].summary == "Migrating billing to Postgres 16."
+    # a card from a conversation carries no quote to check: it waits for the user's confirmation
+    assert pref.status is Status.CANDIDATE and alice.search("Chinese explanations") == []
+    alice.confirm("fact_3f2a9c1b")
     assert [h.fact.id for h in alice.search("Chinese explanations")] == ["fact_3f2a9c1b"]
     with pytest.raises(InvalidInput, match="already in the store"):
         import_deerflow(mem, deer)

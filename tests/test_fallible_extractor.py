@@ -127,3 +127,85 @@ def test_refused_text_is_refused_on_every_path(tmp_path, text):
                                                                "trusted": True, "source": "user", "version": 1,
                                                                "updated_at": "2026-01-01T00:00:00+00:00"},
                                                               ensure_ascii=False)], tenant="default")
+
+
+class Scripted:
+    """An extractor that proposes exactly the case's candidates: a fallible LLM's output."""
+
+    name, version = "scripted-llm", "1"
+
+    def __init__(self) -> None:
+        self.next: list[dict] = []
+
+    def extract(self, filtered, *, profile=None, existing=()):
+        from archivist.pipeline.rules import Extraction
+
+        return Extraction(facts=[dict(c) for c in self.next])
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from archivist.server.app import create_app
+    from archivist.server.keys import create_key
+
+    mem = Memory.open(tmp_path_factory.mktemp("api") / "m.db")
+    extractor = Scripted()
+    _, secret = create_key(mem.store, tenant="acme", users=["*"], role="writer")
+    with TestClient(create_app(mem, extractor=extractor)) as client:
+        yield client, {"Authorization": f"Bearer {secret}"}, extractor, mem
+    mem.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_through_rest_ingest(api, case):
+    import time
+
+    client, auth, extractor, mem = api
+    user = "u-" + case["id"]
+    headers = {**auth, **({"X-Project": case["project"]} if case.get("project") else {})}
+    for n, turn in enumerate(case["turns"]):
+        extractor.next = turn["candidates"]
+        r = client.post(f"/v1/users/{user}/messages", headers=headers,
+                        json={"thread_id": f"t{n}", "messages": [{k: m[k] for k in ("id", "role", "content")}
+                                                                 for m in turn["messages"]]})
+        assert r.status_code == 202, r.text
+        for _ in range(500):
+            job = client.get(r.json()["status_url"], headers=headers).json()
+            if job["status"] in ("done", "failed"):
+                break
+            time.sleep(0.01)
+        assert job["status"] == "done", job
+        codes = [x["code"] for x in job["report"]["rejected"]]
+        refused = [w for w in turn["expect"] if w["outcome"] == "refuse"]
+        assert len(codes) == len(refused), (codes, turn["expect"])
+        for code, want in zip(codes, refused, strict=True):
+            assert not want.get("codes") or family(code) in want["codes"], (code, want)
+    page = client.get(f"/v1/users/{user}/facts?limit=500", headers=headers).json()
+    live = "\n".join(f["content"] for f in page["items"])
+    for needle in case.get("live_after") or []:
+        assert needle in live
+    for needle in case.get("not_live_after") or []:
+        assert needle not in live
+
+
+@pytest.mark.parametrize("text", [t for _, t in REFUSED], ids=[i for i, _ in REFUSED])
+def test_refused_text_is_refused_by_rest_and_mcp(api, text):
+    client, auth, _, mem = api
+    r = client.post("/v1/users/writer/facts", headers=auth, json={"content": text, "category": "preference"})
+    assert r.status_code == 422 and r.json()["title"] == "rejected by the write gate", r.text
+    r = client.put("/v1/users/writer/preferences/standing_order", headers=auth, json={"value": text})
+    assert r.status_code == 422, r.text
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import asyncio
+
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from archivist.mcp_server import build_server
+
+    server = build_server(mem, tenant="acme", user="writer")
+    with pytest.raises(ToolError, match="WriteRejected"):
+        asyncio.run(server.call_tool("remember", {"content": text, "category": "preference"}))
+    assert client.get("/v1/users/writer/facts", headers=auth).json()["items"] == []

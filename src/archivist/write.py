@@ -78,15 +78,17 @@ class Writer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        try:
-            if exc[0] is None:
+        if exc[0] is None:
+            try:  # the audit is part of the unit of work: if it cannot be written, nothing is
                 by_scope: dict[Identity, list[AuditEntry]] = {}
                 for identity, entry in self._audit:
                     by_scope.setdefault(replace(identity, project=None), []).append(entry)
                 for identity, entries in by_scope.items():
                     self.store.record_audit(identity, entries)
-        finally:
-            self._tx.__exit__(*exc)
+            except BaseException as failure:
+                self._tx.__exit__(type(failure), failure, failure.__traceback__)
+                raise
+        self._tx.__exit__(*exc)
         if exc[0] is None and self.after_commit is not None:
             self.after_commit(self.written.committed, self.written.warnings)
 

@@ -496,6 +496,9 @@ def admit(fact: Fact, config: GovernanceConfig = GovernanceConfig()) -> Fact | R
         return Rejection("temporary", "temporary, with no end of validity")
     if fact.scope is FactScope.PROJECT and fact.identity.project is None:
         return Rejection("scope_project", "a project fact without a project")
+    if fact.status is Status.COMMITTED and fact.confidence < config.confidence_threshold:
+        return Rejection("low_confidence", f"confidence {fact.confidence:.2f} is below the threshold "
+                         f"{config.confidence_threshold:.2f}")
     if fact.provenance.source_type in (SourceType.TOOL, SourceType.DOCUMENT) and fact.category in _ABOUT_THE_USER:
         return Rejection("tool_preference", f"{fact.provenance.source_type.value} content never becomes a "
                          f"{fact.category.value} of the user")

@@ -183,6 +183,8 @@ _REQUEST = re.compile(
     r"^(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+|would you\s+)?(?:answer|reply|respond|explain|translate|"
     r"write|rewrite|show|give|use|tell|make|keep|summari[sz]e|list|describe|format|draft|fix|check|review|help)\b"
 )
+_FILLER = r"好的|好|ok|okay|嗯|那|那么|然后|另外|还有|先|and|also|then|btw|so|oh"
+_ASKS = re.compile(r"帮我|给我|替我|麻烦你?|一下|就好|就行|请你")
 _CONCRETE = re.compile(r"这个|这段|这篇|这份|这条|这封|这里|上面|下面|刚才|它|\b(?:this|that|it|these|those|above|below)\b")
 
 
@@ -193,13 +195,20 @@ def is_one_off(loc: Located) -> bool:
     before, quote, _ = _span(loc, _SENTENCE_END)
     _, _, after = _span(loc, _CLAUSE_END)  # what follows in other clauses is another matter
     sentence = (before + quote + after).strip()
-    lead = re.sub(r"^(?:好的|好|ok|okay|嗯|那|那么|然后|另外|还有|and|also|then|btw)[，,\s]*", "", sentence)
-    request, wish = bool(_REQUEST.search(lead)), bool(_PREFERENCE_VERB.search(sentence))
+    lead = sentence
+    while True:  # "好的，这次先…", "btw for now …": what the sentence asks comes after these
+        shorter = re.sub(rf"^(?:{_FILLER}|{ONE_OFF.pattern})[，,:：\s]*", "", lead).strip()
+        if shorter == lead:
+            break
+        lead = shorter
+    prohibition = bool(re.match(r"^(?:please\s+)?(?:don't|do not|never|no)\b|^(?:请)?(?:不要|别|勿)", lead))
+    request = bool(_REQUEST.search(lead) or prohibition or _ASKS.search(sentence))
+    if re.match(r"^(?:我|i\b|i'm|i'd|i'll|we\b)", lead) and not re.search(r"你|您|\byou\b", lead):
+        request = False  # "我会尝试一下的": the user speaks of themselves
+    wish = bool(_PREFERENCE_VERB.search(sentence))
     if (request or wish) and ONE_OFF.search(sentence) and not STANDING.search(sentence):
-        return True  # "this time answer in French", "I prefer short answers for now"
-    if not request or STANDING.search(sentence) or wish:
-        return False
-    if re.match(r"^(?:please\s+)?(?:don't|do not|never|no)\b|^(?:请)?(?:不要|别|勿)", lead):
+        return True  # "this time answer in French", "这次先别写代码", "I prefer short answers for now"
+    if not request or prohibition or wish or STANDING.search(sentence):
         return False  # a prohibition ("don't use emojis", "别用表情") is a standing wish
     other = loc.text.replace(sentence, " ", 1)
     return bool(_CONCRETE.search(sentence) or "?" in other or re.search(r"[吗呢]\s*[。.?]?", other))

@@ -113,7 +113,7 @@ class StreamingReplica:
         os.chmod(self._root, 0o755)
         self.data = os.path.join(self._root, "data")
         primary_socket = str(_server.get_postmaster_info().socket_dir)
-        self._run(["pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-h", primary_socket,
+        self._run(["pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-c", "fast", "-h", primary_socket,
                    "-U", _server.postgres_user], subprocess)
         self._run(["pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", os.path.join(self._root, "log"),
                    "-o", f"-h '' -k {self._root}", "start"], subprocess)
