@@ -76,7 +76,7 @@ def test_keyword_query_builders_accept_any_text(fts, pg_dsn):
 
 BAD_CONTENT = [
     ("oversized", "x" * 200_000), ("oversized CJK", "中" * 50_000), ("lone surrogate", "bad \ud800 surrogate"),
-    ("NUL", "nul \x00 byte"), ("escape sequence", "\x1b[31mred\x1b[0m"), ("empty", ""), ("blank", "  \n\t "),
+    ("empty", ""), ("blank", "  \n\t "),
     ("bidi override", "user \u202e gnirts desrever"), ("not text", 12345),
 ]
 
@@ -122,7 +122,7 @@ def test_oversized_and_invalid_unicode_content_is_refused_on_every_path(alice):
         attempt("preference", lambda: alice.set_preference("style", bad))
         attempt("task", lambda: alice.save_task("t1", bad))
         attempt("profile", lambda: alice.update_profile("work_context", bad))
-        if isinstance(bad, str) and bad.strip() and len(bad) < 100 and name != "escape sequence":
+        if isinstance(bad, str) and bad.strip() and len(bad) < 100:
             # raw evidence keeps terminal escapes (logs have them); views show it JSON-escaped
             attempt("evidence", lambda: alice.put_evidence("ev1", bad))
             attempt("context", lambda: alice.context(bad))
@@ -131,6 +131,21 @@ def test_oversized_and_invalid_unicode_content_is_refused_on_every_path(alice):
     assert alice.traces() == [] and alice._store.get_evidence(alice.identity, "ev1") is None
     assert all(not s.summary for s in alice.profile().sections.values())
     report.measured.append(", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())) + "; 0 stored")
+
+
+@pytest.mark.torture
+@pytest.mark.parametrize("dirty, clean", [("nul \x00 byte in the user's note", "nul  byte in the user's note"),
+                                          ("\x1b[31mred\x1b[0m alert colour", "red alert colour"),
+                                          ("form\x0cfeed and vertical\x0btab", "formfeed and verticaltab"),
+                                          ("zero\u200bwidth join", "zerowidth join")])
+def test_stray_control_characters_are_removed_and_the_fact_kept(alice, dirty, clean):
+    """Copy-paste leaves control characters in real text: they are removed, never a reason to lose the fact."""
+    assert alice.remember(dirty).content == clean
+    report = alice.apply([{"content": dirty, "category": "context", "scope": "user", "durability": "durable",
+                           "authority": "descriptive", "confidence": 0.9, "evidence_message_id": "u1",
+                           "evidence_text": dirty}], [{"id": "u1", "role": "user", "content": dirty}])
+    assert [f.content for f in report.duplicate_of] == [clean]
+    assert alice.set_preference("note", dirty).value == clean
 
 
 TURN = [{"id": "u1", "role": "user", "content": "我主要做 Python 后端开发，平时请用中文解释技术问题。"},

@@ -114,14 +114,18 @@ class Writer:
 
     def _known(self, cand: Candidate, dedupe: bool) -> Known:
         project = self.target(cand.scope).project
-        live = [f for f in self._live_keyed(group_keys(cand.key)) if f.identity.project == project]
-        same = next((f for f in live if f.key == cand.key), None)
-        return Known(same, [f for f in live if f.key != cand.key], self._similar(cand) if dedupe else ())
+        keyed = [f for f in self._live_keyed(group_keys(cand.key)) if f.identity.project == project]
+        same = next((f for f in keyed if f.key == cand.key), None)
+        group = [f for f in keyed if f.key != cand.key and not f.is_expired(self.now)]
+        return Known(same, group, self._similar(cand) if dedupe else (),
+                     same_key_expired=same is not None and same.is_expired(self.now))
 
     def _live_keyed(self, keys: Sequence[str]) -> list[Fact]:
+        """The committed facts holding ``keys`` — expired ones too: a key has one committed
+        row, and a new value takes its place as the next version."""
         found: list[Fact] = []
         for key in keys:
-            found += self.store.list_facts(self.identity, key=key, live_at=self.now)
+            found += self.store.list_facts(self.identity, key=key)
         return found
 
     def _similar(self, cand: Candidate) -> list[Fact]:
@@ -187,7 +191,8 @@ class Writer:
         its key) and may raise confidence."""
         version, supersedes = fact.version, fact.supersedes
         if fact.status is Status.CANDIDATE and fact.key:
-            old = next((f for f in self._live_keyed([fact.key]) if f.identity.project == fact.identity.project), None)
+            old = next((f for f in self._live_keyed([fact.key]) if f.identity.project == fact.identity.project
+                        and f.id != fact.id), None)
             if old is not None:
                 self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=self.now))
                 self.written.superseded.append(old)

@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # + terminal escapes
 _SPACE = re.compile(r"\s+")
 # Brackets that read like "<" and ">" to a model but survive NFKC as other characters.
 LOOKALIKE_BRACKETS = str.maketrans({"‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">",

@@ -421,6 +421,7 @@ class Known:
     same_key: Fact | None = None  # the live fact holding the candidate's key
     group: Sequence[Fact] = ()  # live facts holding another key of the same attribute group
     similar: Sequence[Fact] = ()  # live facts and candidates with similar words
+    same_key_expired: bool = False  # the key's value ran out: anything said now is its next version
 
 
 def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
@@ -433,7 +434,7 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
         same_key = next((f for f in known.similar if f.key is None and f.status is Status.COMMITTED
                          and infer_key(f.content) == c.key), None)
     if same_key is not None:
-        if compact(same_key.content) == compact(c.content):
+        if compact(same_key.content) == compact(c.content) and not known.same_key_expired:
             return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {same_key.id}; nothing written, "
                             "confidence unchanged", c, same_key)
         if decision.action is Action.SAVE:

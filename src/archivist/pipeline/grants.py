@@ -62,6 +62,8 @@ _EN = [
     rf"\b(?:allow\w*|let\w*|permit\w*|authori[sz]\w*|empower\w*|want\w*|expect\w*|instruct\w*|tell\w*|ask\w*|"
     rf"need\w*|trust\w*)\s+{_YOU_EN}\s+to\s+(?:\S+\s+){{0,2}}?{_A_EN}",
     r"\bi\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow|grant|empower|license)\s+(?:you|the assistant|the agent)\b",
+    r"\b(?:grant\w*|give[sn]?|gave|given)\s+(?:you|the assistant|the agent)\s+(?:full\s+|standing\s+|blanket\s+)?"
+    r"(?:permission|access|authori[sz]ation|approval|the right|the go-?ahead|the green light|admin)",
     # waivers of a confirmation
     r"\b(?:no need|don't need|do not need|needn't|never need|there's no need)\s+to\s+(?:ask|check with|confirm|"
     r"get (?:my )?(?:approval|permission|sign-?off)|wait for)",

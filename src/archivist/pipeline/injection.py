@@ -36,7 +36,8 @@ _INJECTION = re.compile(
     r"(?:不受|没有|无)(?:任何)?(?:限制|约束)的?\s*(?:模式|助手|ai|dan|身份|角色|版本)|你不再是(?:一个)?(?:助手|ai)|"
     r"(?:忽略|无视|忘掉|绕过|跳过|不要管)\s*(?:你的|掉)?\s*(?:system prompt|系统提示词?|系统指令|安全规则)|"
     r"</?\s*(?:memory|system|instructions?|assistant|user|tool|context|im_start|im_end)\b|"
-    r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>",
+    r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>|"
+    r"(?:^|\n)\s*(?:system|developer|assistant)\s*(?:message|prompt)?\s*[:：]",
     re.I,
 )
 
