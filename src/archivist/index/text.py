@@ -72,6 +72,22 @@ def _jieba():
     return _jieba_tokenizer
 
 
+_pos_tagger = None
+
+
+def pos_tagger():
+    """A jieba part-of-speech tagger over the same private tokenizer, built once."""
+    global _pos_tagger
+    if _pos_tagger is None:
+        tokenizer = _jieba()  # outside the lock: it takes the lock itself
+        with _jieba_lock:
+            if _pos_tagger is None:
+                import jieba.posseg
+
+                _pos_tagger = jieba.posseg.POSTokenizer(tokenizer)
+    return _pos_tagger
+
+
 def clean(text: str) -> str:
     """Remove control characters (except tab/newline) and NFC-normalise."""
     return unicodedata.normalize("NFC", _CONTROL.sub("", text))

@@ -401,10 +401,10 @@ def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | No
     return None
 
 
-_CHANGE = re.compile(
-    r"不对|错了|其实|实际上|现在|已经|改成|换成|改用|换到|搬到|搬去|不再|转行|辞职|离职|跳槽|改为|如今|目前|后来|"
-    r"\b(?:actually|no longer|not any ?more|switched|moved|changed|now|left|quit|instead|correction|these days|"
-    r"nowadays|used to|anymore|joined|relocated|became)\b"
+_CHANGE = re.compile(  # strong cues only: "I now work in Shanghai" alone does not say the home moved
+    r"不对|错了|搞错|其实|实际上|搬到|搬去|搬家|转行|辞职|离职|跳槽|改成|换成|改用|不再|后来|"
+    r"\b(?:actually|no longer|not any ?more|anymore|moved|relocated|switched|changed|left|quit|joined|instead|"
+    r"correction)\b"
 )
 
 

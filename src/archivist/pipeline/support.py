@@ -12,11 +12,9 @@ from "I live in Boston" is refused). A flipped negation is refused.
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 
-from ..index.text import STOPWORDS, has_cjk
+from ..index.text import STOPWORDS, has_cjk, pos_tagger
 from ..model.folding import normalize, unspaced
 
 MIN_SHARE = 1 / 3
@@ -51,25 +49,6 @@ _CORRECTION_LEAD = re.compile(r"^(?:不对|不是|错了|其实|实际上|no|nop
 _EN_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'\-]*[a-z0-9+#]|[a-z0-9]")
 _VALUE_TAGS = frozenset({"ns", "nr", "nt", "nrt", "nrfg", "nz", "m", "eng"})
 
-_lock = threading.Lock()
-_pos = None
-
-
-def _posseg():
-    global _pos
-    if _pos is None:
-        with _lock:
-            if _pos is None:
-                import jieba
-                import jieba.posseg
-
-                jieba.setLogLevel(logging.WARNING)
-                tokenizer = jieba.Tokenizer()
-                tokenizer.initialize()
-                _pos = jieba.posseg.POSTokenizer(tokenizer)
-    return _pos
-
-
 def _stem(word: str) -> str:
     word = word.strip("'.-").removesuffix("'s")
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
@@ -90,7 +69,7 @@ def _tokens(text: str) -> tuple[list[str], set[str]]:
             values.add(m.group().lower())
     values.update(re.findall(r"\d+(?:[.,:]\d+)*", folded))
     if has_cjk(folded):
-        for token in _posseg().cut(folded):
+        for token in pos_tagger().cut(folded):
             w = token.word.strip()
             if not w or not any(ch.isalnum() for ch in w):
                 continue
