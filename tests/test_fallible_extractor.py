@@ -1,6 +1,7 @@
 """A fallible extractor's proposals, through every write path.
 
-``tests/cases/fallible_extractor.yaml`` holds conversations and the candidates an
+``tests/cases/fallible_extractor.yaml`` (written with the gate) and
+``tests/cases/redteam_gate.yaml`` (written by a red team that tried to break it) hold conversations and the candidates an
 extractor that mislabels things proposed for them, each with what the memory must do:
 commit, refuse (with the acceptable code families), hold as a candidate, call a
 duplicate, or supersede an earlier value. The cases run through ``apply``; the ones
@@ -20,7 +21,8 @@ import yaml
 from archivist import FixedClock, Memory, WriteRejected
 from archivist.errors import InvalidInput
 
-CASES = yaml.safe_load((Path(__file__).parent / "cases" / "fallible_extractor.yaml").read_text(encoding="utf-8"))
+CASES = [case for name in ("fallible_extractor.yaml", "redteam_gate.yaml")  # ours, and a red team's
+         for case in yaml.safe_load((Path(__file__).parent / "cases" / name).read_text(encoding="utf-8"))]
 CONTENT_CODES = {"transactional", "prompt_injection", "secret"}
 
 
@@ -89,17 +91,28 @@ def _refused_texts():
     """(case id, text) for every candidate refused for what its text says, and the
     user's own words it quoted: no path may store either."""
     for case in CASES:
-        for turn in case["turns"]:
-            for cand, want in zip(turn["candidates"], turn["expect"], strict=True):
+        for t, turn in enumerate(case["turns"]):
+            for n, (cand, want) in enumerate(zip(turn["candidates"], turn["expect"], strict=True)):
                 if want["outcome"] == "refuse" and set(want.get("codes") or ()) <= CONTENT_CODES and want.get("codes"):
-                    yield case["id"], cand["content"]
-                    yield case["id"] + ":quote", cand["evidence_text"]
+                    where = case["id"] + (f"[{t}.{n}]" if len(case["turns"]) > 1 or len(turn["candidates"]) > 1 else "")
+                    yield where, cand["content"]
+                    yield where + ":quote", cand["evidence_text"]
 
 
 REFUSED = list(_refused_texts())
+# What the text alone cannot show — the apply path refuses these through their quote or
+# the sentence around it; written out without that context they are not recognised.
+# Strict: when the screen learns to see one, the test says so.
+CONTENT_ONLY_GAPS = {
+    "rt-grant-split-two-candidates-en[0.1]:quote": "the grant's action is in the other candidate",
+    "rt-grant-kill-pod-zh": "an order relabelled as the user's own habit (用户习惯：…把 pod 干掉)",
+    "rt-grant-mixed-cherry-pick": "an order relabelled as the user's preference with no standing marker",
+}
+REFUSED_PARAMS = [pytest.param(text, id=cid, marks=[pytest.mark.xfail(reason=CONTENT_ONLY_GAPS[cid], strict=True)]
+                               if cid in CONTENT_ONLY_GAPS else []) for cid, text in REFUSED]
 
 
-@pytest.mark.parametrize("text", [t for _, t in REFUSED], ids=[i for i, _ in REFUSED])
+@pytest.mark.parametrize("text", REFUSED_PARAMS)
 def test_refused_text_is_refused_on_every_path(tmp_path, text):
     with Memory.open(tmp_path / "m.db") as mem:
         s = mem.scope(user="u")
@@ -191,12 +204,15 @@ def test_case_through_rest_ingest(api, case):
         assert needle not in live
 
 
-@pytest.mark.parametrize("text", [t for _, t in REFUSED], ids=[i for i, _ in REFUSED])
+@pytest.mark.parametrize("text", REFUSED_PARAMS)
 def test_refused_text_is_refused_by_rest_and_mcp(api, text):
+    import hashlib
+
     client, auth, _, mem = api
-    r = client.post("/v1/users/writer/facts", headers=auth, json={"content": text, "category": "preference"})
+    user = "w-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    r = client.post(f"/v1/users/{user}/facts", headers=auth, json={"content": text, "category": "preference"})
     assert r.status_code == 422 and r.json()["title"] == "rejected by the write gate", r.text
-    r = client.put("/v1/users/writer/preferences/standing_order", headers=auth, json={"value": text})
+    r = client.put(f"/v1/users/{user}/preferences/standing_order", headers=auth, json={"value": text})
     assert r.status_code == 422, r.text
     pytest.importorskip("mcp", reason="the mcp extra is not installed")
     import asyncio
@@ -205,7 +221,7 @@ def test_refused_text_is_refused_by_rest_and_mcp(api, text):
 
     from archivist.mcp_server import build_server
 
-    server = build_server(mem, tenant="acme", user="writer")
+    server = build_server(mem, tenant="acme", user=user)
     with pytest.raises(ToolError, match="WriteRejected"):
         asyncio.run(server.call_tool("remember", {"content": text, "category": "preference"}))
-    assert client.get("/v1/users/writer/facts", headers=auth).json()["items"] == []
+    assert client.get(f"/v1/users/{user}/facts", headers=auth).json()["items"] == []

@@ -283,7 +283,7 @@ class _ContextMixin:
         value = check_text(value, "value", max_chars=2000) or ""
         if not isinstance(based_on, int) or based_on < 0:
             raise InvalidCandidate("invalid_version: based_on must be a version number ≥ 0")
-        problem = screen(f"{key}: {value}")
+        problem = screen(key) or screen(value)
         if problem:
             raise WriteRejected(problem.code, problem.reason)
         try:

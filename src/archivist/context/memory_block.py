@@ -62,13 +62,15 @@ LABELS = {
 }
 
 
-_BRACKETS = str.maketrans({"＜": "<", "＞": ">", "﹤": "<", "﹥": ">"})
+_RENDERED_BRACKETS = {k: v for k, v in LOOKALIKE_BRACKETS.items() if chr(k) not in "«»《》"}
+_TITLE_TAG = re.compile(r"[《«]\s*/?\s*([A-Za-z_|]+)\s*[》»]")  # 《/memory》: a tag in title marks
 
 
 def escape(text: str) -> str:
     """One line of inert text: no markup, no line breaks, no invisible or bidi
-    characters, and no bracket a model could read as a tag ("＜/memory＞", "‹system›")."""
-    text = sanitize(text).translate(_BRACKETS).translate(LOOKALIKE_BRACKETS)
+    characters, and no bracket a model could read as a tag ("＜/memory＞", "ᐸsystemᐳ");
+    Chinese title marks stay unless they wrap a tag name."""
+    text = _TITLE_TAG.sub(lambda m: "<" + m.group(0)[1:-1] + ">", sanitize(text)).translate(_RENDERED_BRACKETS)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _WS.sub(" ", text).strip()
 

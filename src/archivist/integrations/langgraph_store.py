@@ -43,6 +43,17 @@ from ..pipeline.governance import screen
 SEP = "\x1f"
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string in a stored value (keys included), each screened on its own."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def _text(value: dict[str, Any]) -> str:
     for name in ("content", "text", "memory", "data"):
         if isinstance(value.get(name), str):
@@ -117,7 +128,7 @@ class ArchivistStore(BaseStore):
                 return None
             if not isinstance(op.value, dict):
                 raise InvalidInput("a LangGraph store value must be a dict")
-            problem = screen(json.dumps(op.value, ensure_ascii=False))
+            problem = next((p for p in map(screen, [*op.namespace, op.key, *_strings(op.value)]) if p), None)
             if problem:  # the same content policy as every memory write
                 raise WriteRejected(problem.code, problem.reason)
             ttl = op.ttl if isinstance(op.ttl, int | float) else None

@@ -254,8 +254,8 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
     dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
     facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
     for kind, item in other:
-        text = {"profile_section": lambda: item.summary, "preference": lambda: f"{item.key}: {item.value}"}.get(kind)
-        problem = screen(text()) if text else None
+        texts = {"profile_section": lambda: [item.summary], "preference": lambda: [item.key, item.value]}.get(kind)
+        problem = next((p for p in map(screen, texts()) if p), None) if texts else None
         if problem:
             raise InvalidInput(f"{source}: {kind} refused: {problem}")
     from ..write import Writer

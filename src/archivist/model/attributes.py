@@ -23,6 +23,16 @@ from .folding import sanitize
 
 _CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
 
+# Other people a user talks about: their job, city or diet is not the user's.
+PEOPLE_EN = (r"friends?|parents?|mom|mother|mum|dad|father|brother|sister|wife|husband|partner|spouse|girlfriend|"
+             r"boyfriend|fiancée?|daughter|son|kids?|children|child|boss|manager|colleague|coworker|co-worker|roommate|"
+             r"neighbou?r|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|teammate|client|doctor|in-laws")
+PEOPLE_ZH = (r"朋友|爸妈|父母|爸爸|妈妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|老婆|老公|妻子|丈夫|爱人|对象|女朋友|男朋友|未婚妻|未婚夫|"
+             r"女儿|儿子|孩子|老板|领导|经理|同事|室友|邻居|奶奶|爷爷|外婆|外公|姥姥|姥爷|阿姨|叔叔|表哥|表姐|堂哥|客户|"
+             r"医生|老师|岳父|岳母|公公|婆婆|我妈|我爸|我哥|我姐|我弟|我妹")
+_SOMEONE_ELSE = re.compile(rf"\b(?:the user's|user's|my|his|her|their|our)\s+(?:\w+\s+)?(?:{PEOPLE_EN})\b|"
+                           rf"(?:用户|我|他|她)(?:的|们的|家)?(?:{PEOPLE_ZH})", re.I)
+
 
 @dataclass(frozen=True, slots=True)
 class Attribute:
@@ -40,7 +50,8 @@ class Attribute:
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("name", "name", "context", "what the user is called",
               r"我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为)|称呼我为?|叫我[\u4e00-\u9fff]{1,4}就",
-              r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP),
+              r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP +
+              r"|\b(?:prefers?|likes?|wants?) to be called " + _CAP + r"|\bgoes by " + _CAP + r"|\bi go by " + _CAP),
     Attribute("native_language", "language", "context", "the user's first language",
               r"母语", r"\b(?:native|first|mother) (?:language|tongue)\b"),
     Attribute("response_language", "response_language", "preference", "the language replies should be in",
@@ -61,11 +72,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"\bwork(?:s|ing)?\s+(?:remotely\s+)?(?:in|from)\s+" + _CAP),
     Attribute("employer", "job", "context", "the organisation the user works for",
               r"(?:入职|加入了?|跳槽到|就职于|供职于|任职于|在)[\u4e00-\u9fffA-Za-z0-9]{2,12}(?:公司|集团|银行|大学|医院|研究院)"
-              r"(?:工作|上班|任职)?|(?:入职|跳槽到|就职于|供职于|任职于)[\u4e00-\u9fffA-Za-z0-9]{2,12}",
+              r"(?:工作|上班|任职)?|(?:入职|跳槽到|就职于|供职于|任职于)[\u4e00-\u9fffA-Za-z0-9]{2,12}|"
+              r"在(?!家|这|那|外|公司|单位|本地|当地|国外|海外|远程|线上)[\u4e00-\u9fffA-Za-z0-9]{2,8}(?:工作|上班)",
               r"\b(?:work(?:s|ing|ed)?|employed)\s+(?:at|for|by)\s+" + _CAP + r"|\bjoin(?:ed|ing)\s+" + _CAP + r"|"
               r"\bleft\s+" + _CAP + r"[\w&.\-]*\s+(?:and|to)\s+join"),
     Attribute("job_role", "job", "context", "the user's job or occupation",
-              r"(?:我是|用户是|职业是|工作是|担任|转行做?|当)(?:一名|一个|一位)?[\u4e00-\u9fffA-Za-z ]{0,10}"
+              r"(?:(?:我|用户)(?:现在|目前|已经|如今|一直)?是|职业是|工作是|担任|转行做?|当)(?:一名|一个|一位)?[\u4e00-\u9fffA-Za-z ]{0,10}"
               r"(?:工程师|程序员|开发者?|经理|设计师|老师|教师|医生|护士|律师|会计|研究员|分析师|学生|研究生|博士生|架构师|"
               r"运维|测试|产品经理|销售|记者|作家|顾问|创业者)",
               r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to)\s+"
@@ -74,15 +86,21 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"founder|writer|journalist|banker|professor|intern)\b"),
     Attribute("editor", "editor", "preference", "the editor or IDE the user works in",
               r"(?:用|使用|偏好|喜欢用?|换成了?|改用|转到)[^，。,]{0,6}(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|"
-              r"pycharm|goland|webstorm|sublime|cursor|zed|xcode)",
-              r"\b(?:use[sd]?|using|prefers?|switched to|moved to|code in|work in|editor is|ide is)\s+(?:\w+\s+){0,2}"
-              r"(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|pycharm|goland|webstorm|sublime|cursor|zed|xcode)\b"),
+              r"pycharm|goland|webstorm|sublime|cursor|zed|xcode|helix|kakoune|nano|notepad\+\+|eclipse|android studio|"
+              r"rider|clion|fleet|textmate|atom)",
+              r"\b(?:use[sd]?|using|prefers?|switched to|moved to|codes? in|coding in|work in|editor is|ide is)\s+(?:\w+\s+){0,2}"
+              r"(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|pycharm|goland|webstorm|sublime|cursor|zed|xcode|helix|"
+              r"kakoune|nano|notepad\+\+|eclipse|android studio|rider|clion|fleet|textmate|atom)\b|"
+              r"\b(?:helix|vim|neovim|emacs|sublime|vs ?code|cursor|zed) (?:editor|as (?:their|my|the) editor)\b"),
     Attribute("diet", "diet", "context", "what the user eats",
               r"吃素|素食|纯素|不吃肉|不再吃肉|清真|生酮|只吃素",
               r"\b(?:vegan|vegetarian|pescatarian|keto|halal|kosher)\b|\b(?:no longer|don't|do not|doesn't|does not|"
               r"stopped|quit)\s+eat(?:ing|s)?\s+meat\b"),
     Attribute("timezone", "timezone", "context", "the user's time zone",
-              r"时区", r"\btime ?zone\b|\b(?:UTC|GMT)\s?[+-−]\s?\d{1,2}\b|\b(?-i:PST|PDT|EST|EDT|CST|CET|CEST|JST|IST)\b"),
+              r"时区|东[一二三四五六七八九十]+区|西[一二三四五六七八九十]+区|北京时间|东部时间|太平洋时间",
+              r"\btime ?zone\b|\b(?:UTC|GMT)\s?[+-−]\s?\d{1,2}\b|\b(?-i:PST|PDT|EST|EDT|CST|CET|CEST|JST|IST)\b|"
+              r"\b(?:eastern|pacific|central|mountain|atlantic|alaska|hawaii|uk|british|central european|japan|india) "
+              r"(?:standard |daylight )?time\b"),
     Attribute("indentation", "indentation", "preference", "tabs or spaces",
               r"(?:缩进|用|使用|偏好|改用)[^，。,]{0,6}(?:tab|制表符|空格)|(?:tab|制表符|空格)[^，。,]{0,4}缩进",
               r"\b(?:prefers?|use[sd]?|using|switched to|moved to|indent\w* with)\s+(?:\w+\s+)?(?:tabs|spaces)\b|"
@@ -120,8 +138,11 @@ def attribute(key: str | None) -> Attribute | None:
 
 
 def infer_key(text: str) -> str | None:
-    """The key of the first single-valued attribute ``text`` states, or ``None``."""
+    """The key of the first single-valued attribute ``text`` states, or ``None`` — also
+    when the statement is about someone else ("the user's wife works at Google")."""
     t = unicodedata.normalize("NFKC", sanitize(text or ""))
+    if _SOMEONE_ELSE.search(t):
+        return None
     for a in ATTRIBUTES:
         if a.matches(t):
             return a.key

@@ -13,13 +13,26 @@ import unicodedata
 
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # + terminal escapes
 _SPACE = re.compile(r"\s+")
-# Brackets that read like "<" and ">" to a model but survive NFKC as other characters.
-LOOKALIKE_BRACKETS = str.maketrans({"‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">",
-                                    "〈": "<", "〉": ">", "❮": "<", "❯": ">", "˂": "<", "˃": ">"})
+# Brackets that read like "<" and ">" to a model but survive NFKC as other characters
+# (angle quotation marks, ornaments, mathematical and CJK angle brackets, Canadian
+# syllabics PA/PO, which look exactly like them; « » and Chinese title marks 《 》 too, for
+# checks — rendering keeps title marks unless they wrap a tag name).
+_LT, _GT = "‹〈〈⟨⟪❬❮❰⦑⧼﹤＜˂ᐸᑉ⟬⦉⋖≺⊰⦓⦕«《", "›〉〉⟩⟫❭❯❱⦒⧽﹥＞˃ᐳᑊ⟭⦊⋗≻⊱⦔⦖»》"
+LOOKALIKE_BRACKETS = str.maketrans({**{c: "<" for c in _LT}, **{c: ">" for c in _GT}})
+# Letters of other scripts that look like Latin ones ("fоrce-push" with a Cyrillic о):
+# folded for checks, so a look-alike spelling reads as what it shows.
+LOOKALIKE_LETTERS = str.maketrans(
+    "аеорсухіјѕԁһӏԛԝѵАВЕКМНОРСТХІЈЅαβεικνορτυχοΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhlqwvABEKMHOPCTXIJSabeiknoptuxoABEZHIKMNOPTYX",
+)
+# Default-ignorable code points that are not format characters: the combining grapheme
+# joiner, Hangul fillers, variation selectors, Mongolian free variation selectors.
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef]")
 
 
 def _invisible(ch: str) -> bool:
-    """Format characters (Unicode Cf: zero-width, bidi controls, soft hyphen...)."""
+    """Format characters (Unicode Cf: zero-width, bidi controls, soft hyphen, tags...)."""
     return unicodedata.category(ch) == "Cf"
 
 
@@ -27,14 +40,15 @@ def sanitize(text: str) -> str:
     """What is stored of user text: NFC, without control characters (form feeds,
     vertical tabs, NULs from copy-paste; tab and newline stay) and without invisible
     format characters. Lone surrogates are left for the caller's validity check."""
-    text = _CONTROL.sub("", text)
+    text = _IGNORABLE.sub("", _CONTROL.sub("", text))
     return unicodedata.normalize("NFC", "".join(ch for ch in text if not _invisible(ch)))
 
 
 def normalize(text: str) -> str:
     """The folded form every check compares: NFKC, invisible characters removed,
-    look-alike brackets mapped to ASCII, case-folded, whitespace runs collapsed."""
-    folded = unicodedata.normalize("NFKC", sanitize(text)).translate(LOOKALIKE_BRACKETS).casefold()
+    look-alike brackets and letters mapped to ASCII, case-folded, whitespace runs collapsed."""
+    folded = unicodedata.normalize("NFKC", sanitize(text)).translate(LOOKALIKE_BRACKETS)
+    folded = folded.translate(LOOKALIKE_LETTERS).casefold()
     return _SPACE.sub(" ", folded).strip()
 
 

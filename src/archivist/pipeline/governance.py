@@ -74,6 +74,7 @@ from .statements import (
     is_task_fix,
     locate,
     names_project,
+    sentence_of,
 )
 from .support import unsupported
 
@@ -233,6 +234,8 @@ def _key(value: Any, max_chars: int) -> str | None:
     key = key.lower()
     if not all(c.isalnum() or c in "_.:-" for c in key):
         raise InvalidCandidate(f"invalid_key: {key!r} may only hold letters, digits and _ . : -")
+    if re.search(r"[0-9a-f]{16,}|\d{8,}", key):  # "twilio:7c1e…", "cn_id:3205…": a value, maybe a secret
+        raise InvalidCandidate("invalid_key: a key names an attribute and holds no value (long numbers or hex)")
     return key
 
 
@@ -332,7 +335,7 @@ def gate(
     c = candidate
     if c.authority is Authority.TRANSACTIONAL:
         return reject("transactional", "a grant or one-off instruction is never stored as memory", c)
-    for text in (c.content, c.evidence_text or "", c.context or ""):
+    for text in (c.content, c.evidence_text or "", c.context or "", c.key or ""):
         problem = screen(text, detect_grants=config.detect_grants)
         if problem:
             return reject(problem.code, problem.reason, c, problem.detail)
@@ -388,6 +391,10 @@ def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | No
         (is_question, "evidence_question", "the quote is part of a question, which states nothing"),
         (is_hypothetical, "evidence_hypothetical", "the quote is hypothetical ('if…'), not a statement of fact"),
     )
+    around = sentence_of(where)  # a quote cut short must not hide the secret or grant beside it
+    problem = screen(around) if around != (c.evidence_text or "") else None
+    if problem:
+        return reject(problem.code, problem.reason + " (in the cited sentence)", c, problem.detail)
     for check, code, reason in checks:
         if check(where):
             return reject(code, reason, c)
@@ -484,7 +491,7 @@ def admit(fact: Fact, config: GovernanceConfig = GovernanceConfig()) -> Fact | R
         _key(fact.key, config.max_key_chars)
     except InvalidCandidate as exc:
         return Rejection.of(exc)
-    for text in (fact.content, fact.provenance.evidence_text or "", fact.context or ""):
+    for text in (fact.content, fact.provenance.evidence_text or "", fact.context or "", fact.key or ""):
         problem = screen(text, detect_grants=config.detect_grants)
         if problem:
             return problem

@@ -13,28 +13,45 @@ import math
 import re
 from collections import Counter
 
-from ..model.folding import sanitize
 import unicodedata
+
+from ..model.folding import sanitize
 
 _PREFIXED = re.compile(
     r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?:pk|rk|sk)_(?:live|test)_[A-Za-z0-9]{16,}|"
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}|"
     r"xox[abposr]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[A-Za-z0-9_\-]{30,}|"
-    r"ya29\.[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|"
+    r"ya29\.[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{16,}|"
+    r"(?:AC|SK)[0-9a-f]{32}|"
     r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
 )
+_URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@", re.I)
+_CONTEXT_HEX = re.compile(r"\b(?:token|key|secret|auth|bearer|api|password|passwd|pw|signature|sig)\b[^\n]{0,30}?"
+                          r"\b([0-9a-f]{24,}|[A-Za-z0-9_\-]{20,})\b", re.I)
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
 _PASSWORD = re.compile(
-    r"(?:\b(?:password|passwd|pwd|passcode|passphrase|pin(?: code)?|secret|api[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token|token)\b\s*(?:is|was|=|:|：|is set to|is now)\s*[\"'“‘]?(?=\S*[\w])\S{4,})|"
-    r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|验证码|令牌|token)\s*(?:是|为|=|:|：|改成了?|设成了?|设置为)\s*\S{4,}",
+    r"\b(?:password|passwd|pwd|pw|passcode|passphrase|pin(?: code| number)?|secret|api[ _-]?key|access[ _-]?token|"
+    r"auth[ _-]?token|token)\b\s*(?:is|was|=|:|：|is set to|is now|reads|of)?\s*[\"'“‘]?(\S{4,})|"
+    r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|取款密码|验证码|令牌|\btoken\b|\bpin(?:码|\b))\s*(?:是|为|=|:|：|改成了?|设成了?|设置为|"
+    r"我设的是|设的是|就是)?\s*(\S{4,})",
     re.I,
 )
+
+
+def _password_like(value: str) -> bool:
+    """A value that is a password, not a word: "hunter2", "Tr0ub4dor&3", "88886666qw" —
+    not "saved", "in Bitwarden", "记在密码管理器里的"."""
+    value = value.strip("\"'“”‘’.,;。，；")
+    if len(value) < 4 or re.search(r"[\u4e00-\u9fff]", value):
+        return False
+    return bool(re.search(r"\d", value) or (re.search(r"[^\w]", value) and len(value) >= 6)
+                or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and len(value) >= 8))
+
+
 _CN_ID = re.compile(r"(?<![0-9])[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9])")
 _SSN = re.compile(r"(?<![0-9])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![0-9])")
 _SSN_WORDED = re.compile(r"\b(?:ssn|social security(?: number| no\.?)?)\b\D{0,12}\d{9}\b", re.I)
-_CARD = re.compile(r"(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])")
-_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{24,}")
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{16,}")
 
 _CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
@@ -62,32 +79,49 @@ def _entropy(text: str) -> float:
 def _looks_random(token: str) -> bool:
     """A long run mixing letter cases and digits with high entropy: a key, not a word."""
     classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
-    if classes < 3 or len(token) < 24:
+    if classes < 3 or len(token) < 16:
         return False
     if re.fullmatch(r"[0-9a-f\-]+", token):  # hex ids, UUIDs, hashes are identifiers, not secrets
         return False
-    return _entropy(token) >= 4.0
+    return _entropy(token) >= (3.8 if len(token) < 24 else 4.0)
+
+
+_DIGIT_RUN = re.compile(r"(?<![\w.])\d[\d \t.\-/／]{8,}\d(?![\w])|(?<![\w])\d{6}[ \t\-]?\d{8}[ \t\-]?\d{3}[\dXx]")
 
 
 def find_secret(text: str) -> str | None:
     """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
-    ``national_id``, ``payment_card``, ``token``), or ``None``."""
+    ``national_id``, ``payment_card``, ``token``), or ``None``. Digits are read with
+    spaces, dots, dashes and slashes between them removed ("4716.5208.3917.2545",
+    "320502 19880316 2718")."""
     t = unicodedata.normalize("NFKC", sanitize(text or ""))
     if _PRIVATE_KEY.search(t):
         return "private_key"
     if _PREFIXED.search(t):
         return "api_key"
-    if _PASSWORD.search(t):
+    if _URL_PASSWORD.search(t):
         return "password"
+    for m in _PASSWORD.finditer(t):
+        if _password_like(m.group(1) or m.group(2) or ""):
+            return "password"
+    for m in _CONTEXT_HEX.finditer(t):
+        if re.search(r"\d", m.group(1)) and len(set(m.group(1))) >= 8:
+            return "token"
+    if _SSN_WORDED.search(t) or re.search(r"\b(?:ssn|social(?: security)?)\b\D{0,16}\d{3}[ \-]\d{2}[ \-]\d{4}\b", t, re.I):
+        return "national_id"
+    for m in _DIGIT_RUN.finditer(t):
+        run = m.group(0)
+        digits = re.sub(r"[^\dXx]", "", run)
+        if len(digits) == 18 and _CN_ID.fullmatch(digits) and _cn_id_valid(digits):
+            return "national_id"
+        only = re.sub(r"\D", "", run)
+        if 13 <= len(only) <= 19 and _luhn(only) and len(set(only)) > 2 and (len(only) == len(digits)):
+            return "payment_card"
     for m in _CN_ID.finditer(t):
         if _cn_id_valid(m.group(0)):
             return "national_id"
-    if _SSN.search(t) or _SSN_WORDED.search(t):
+    if _SSN.search(t):
         return "national_id"
-    for m in _CARD.finditer(t):
-        digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and _luhn(digits) and len(set(digits)) > 2:
-            return "payment_card"
     if any(_looks_random(tok) for tok in _TOKEN.findall(t)):
         return "token"
     return None

@@ -88,6 +88,13 @@ def _span(loc: Located, stops: str) -> tuple[str, str, str]:
     return loc.text[start : loc.start], loc.quote, loc.text[loc.end : end + 1]
 
 
+def sentence_of(loc: Located) -> str:
+    """The line of the message that holds the quote: what the quote was cut from."""
+    start = loc.text.rfind("\n", 0, loc.start) + 1
+    end = loc.text.find("\n", loc.end)
+    return loc.text[start: end if end >= 0 else len(loc.text)].strip()
+
+
 _QUESTION_START = re.compile(
     r"^\s*(?:and\s+|but\s+|so\s+|also\s+)?(?:how|what|why|when|where|who|whom|which|whose|can|could|would|should|"
     r"do|does|did|is|are|was|were|will|shall|may|might|have|has|am|isn't|aren't|don't|doesn't|won't)\b"
@@ -114,14 +121,13 @@ _HYPOTHETICAL = re.compile(
 def is_hypothetical(loc: Located) -> bool:
     """Governed by a condition: the marker stands before the quote in its sentence, or opens it."""
     before, quote, _ = _span(loc, _SENTENCE_END)
-    clause_start = max((before.rfind(c) for c in "，,：:"), default=-1) + 1
-    head = before[clause_start:][-60:]
-    return bool(_HYPOTHETICAL.search(head) or _HYPOTHETICAL.match(quote.lstrip()))
+    return bool(_HYPOTHETICAL.search(before[-80:]) or _HYPOTHETICAL.match(quote.lstrip()))
 
 
 _ATTRIBUTION = re.compile(
     r"(?:他|她|他们|她们|老板|领导|经理|同事|朋友|老师|医生|妈妈|爸爸|老婆|老公|客户|文档|文章|书|报告|邮件|新闻|网上|有人|别人|"
-    r"大家|据说|听说|官网|教程)(?:里|上|中)?(?:说|讲|写着?|提到|认为|觉得|告诉我|表示|声称|称)|据说|(?<!我)听说(?!过)|据.{1,8}(?:说|称|报道)|"
+    r"大家|据说|听说|官网|教程|我妈|我爸|我哥|我姐|我弟|我妹|家里人|爷爷|奶奶)(?:里|上|中)?(?:总是?|老是?|常常?|经常|一直|都|也|还|"
+    r"总爱|老爱)?(?:说|讲|写着?|提到|认为|觉得|告诉我|表示|声称|称|夸|骂|嫌|笑话)|据说|(?<!我)听说(?!过)|据.{1,8}(?:说|称|报道)|"
     r"\b(?:he|she|they|someone|somebody|people|everyone|my (?:\w+ ){0,2}\w+|the (?:doc|docs|documentation|article|"
     r"email|paper|book|report|manual|readme|wiki|post|page|site|website|author|team|guide|tutorial))\s+"
     r"(?:said|says|say|told me|tells me|wrote|writes|claims?|claimed|thinks?|thought|believes?|mentioned|insists?|"
@@ -163,6 +169,12 @@ def is_quoted_material(loc: Located) -> bool:
     return False
 
 
+# Who the answer is for, said beside the request: "先用英文回我，我同事要看", "I'm forwarding this to my landlord".
+_PURPOSE = re.compile(
+    r"(?:给|让)?(?:我的?)?(?:同事|老板|领导|经理|房东|客户|朋友|老师|家人|妈妈|爸爸|老外|面试官)(?:要|想)?看|要发给|转给|"
+    r"\b(?:i'm|i am|i'll|i will|going to)\s+(?:forward|send|show|pass|share)\w*\s+(?:it|this|that)\b|"
+    r"\bfor my (?:colleague|boss|landlord|client|friend|teacher|team|manager|mom|dad|interviewer)\b"
+)
 ONE_OFF = re.compile(
     r"这次|这一次|这回|本次|今天|今晚|刚才|刚刚|暂时|临时|先这样|一下|这个问题|这段|这篇|这份|这条|这封|上面的?|下面的?|"
     r"\b(?:this time|this once|today|tonight|for now|right now|just now|for the moment|for this (?:one|question|"
@@ -181,9 +193,10 @@ _PREFERENCE_VERB = re.compile(
 _REQUEST = re.compile(
     r"^(?:请|麻烦|帮我|帮忙|给我|替我|你|用|换成?|改成?|翻译|解释|总结|写|列出|说明|回答|回复|告诉我|举)|"
     r"^(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+|would you\s+)?(?:answer|reply|respond|explain|translate|"
-    r"write|rewrite|show|give|use|tell|make|keep|summari[sz]e|list|describe|format|draft|fix|check|review|help)\b"
+    r"write|rewrite|show|give|use|tell|make|keep|summari[sz]e|list|describe|format|draft|fix|check|review|help|skip|"
+    r"drop|stop|switch)\b"
 )
-_FILLER = r"好的|好|ok|okay|嗯|那|那么|然后|另外|还有|先|and|also|then|btw|so|oh"
+_FILLER = r"好的|好|ok|okay|嗯|那|那么|然后|另外|还有|先|and|also|then|btw|so|oh|just|only"
 _ASKS = re.compile(r"帮我|给我|替我|麻烦你?|一下|就好|就行|请你")
 _CONCRETE = re.compile(r"这个|这段|这篇|这份|这条|这封|这里|上面|下面|刚才|它|\b(?:this|that|it|these|those|above|below)\b")
 
@@ -208,6 +221,9 @@ def is_one_off(loc: Located) -> bool:
     wish = bool(_PREFERENCE_VERB.search(sentence))
     if (request or wish) and ONE_OFF.search(sentence) and not STANDING.search(sentence):
         return True  # "this time answer in French", "这次先别写代码", "I prefer short answers for now"
+    whole = (before + quote + _span(loc, _SENTENCE_END)[2]).strip()
+    if request and _PURPOSE.search(whole) and not STANDING.search(whole):
+        return True  # "先用英文回我，我同事要看": this answer is for someone else
     if not request or prohibition or wish or STANDING.search(sentence):
         return False  # a prohibition ("don't use emojis", "别用表情") is a standing wish
     other = loc.text.replace(sentence, " ", 1)
@@ -215,15 +231,19 @@ def is_one_off(loc: Located) -> bool:
 
 
 _PROJECT = re.compile(
-    r"这个项目|本项目|该项目|此项目|项目里|项目中|这个仓库|本仓库|该仓库|仓库里|这个代码库|本代码库|这个repo|这个 repo|"
-    r"\b(?:this|our|the current) (?:repo|repository|project|codebase|code base|monorepo|service)\b|\bin this repo\b"
+    r"(?:这个|本|该|此|这边的?|这里的?|当前的?|我们这个|咱们这个|我们的|咱们的)(?:项目|仓库|代码库|代码仓库|工程|repo|monorepo)|"
+    r"项目里|项目中|仓库里|代码库|代码仓库|这个 ?repo|"
+    r"\b(?:this|our|the current|the) (?:repo|repository|codebase|code base|monorepo)\b|"
+    r"\b(?:this|our|the current) (?:project|service)\b|\bin this repo\b|"
+    r"\b(?:repo|repository|codebase|code base|project)\s+(?:we're|we are|i'm|i am)\s+(?:in|on|working on)\b"
 )
 _TASK = re.compile(
     r"刚才那个|刚才的|上一条|上面那个|这个任务|本次任务|这个工单|这个\s?pr\b|"
     r"\b(?:this|that) (?:task|ticket|pr|pull request|issue|bug)\b|\b(?:no wait|wait,|oops|typo)\b"
 )
 _FIRST_PERSON = re.compile(r"我|\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|our)\b")
-_FIX_LEAD = re.compile(r"^(?:不对|不是|错了|写错了|搞错了|应该是|更正|(?:no|nope|wait|actually|correction|sorry)\b)")
+_FIX_LEAD = re.compile(r"^(?:(?:哦|噢|啊|嗯|呃|oh|ah|oops|hmm)[，,\s]*)?(?:不对|不是|错了|写错了|搞错了|应该是|更正|"
+                       r"(?:no|nope|wait|actually|correction|sorry)\b)")
 
 
 def names_project(text: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..index.text import STOPWORDS, has_cjk, pos_tagger
+from ..model.attributes import PEOPLE_EN, PEOPLE_ZH
 from ..model.folding import normalize, unspaced
 
 MIN_SHARE = 1 / 3
@@ -41,8 +42,6 @@ SYNONYMS = {
     "居住": "住", "住在": "住", "生活": "住", "上班": "工作", "任职": "工作", "就职": "工作",
     "英语": "英文", "汉语": "中文", "普通话": "中文", "讨厌": "不喜欢",
 }
-_NEGATION = re.compile(r"不|没|别|非|无|未|莫|讨厌|反感|受不了|\b(?:not|no|never|nor|without|neither|dont|doesnt|didnt|isnt|wont|"
-                       r"cant|cannot|hate\w*|dislike\w*)\b|n't")
 _NEG_NEUTRAL = re.compile(r"不对|不是的|不过|不错|不少|不久|没错|无论|非常|不仅|不但|分别|特别|别人|区别|类别|级别|识别|性别|"
                           r"差别|告别|别墅|除非|未来|南非|并非常|no longer|\bnot only\b")
 _CORRECTION_LEAD = re.compile(r"^(?:不对|不是|错了|其实|实际上|no|nope|actually|wait)[，,:：\s]*")
@@ -89,18 +88,56 @@ def _present(word: str, quote_words: set[str], quote_flat: str) -> bool:
         any(SYNONYMS.get(q, q) == word for q in quote_words)
 
 
-def _negated(text: str) -> bool:
-    folded = _NEG_NEUTRAL.sub(" ", _CORRECTION_LEAD.sub("", normalize(text)))
-    return bool(_NEGATION.search(folded.replace("'", "") if "n't" not in folded else folded))
+_NEG_BEFORE = re.compile(
+    r"^(?:not|no|never|nor|without|neither|dont|doesnt|didnt|isnt|arent|wasnt|wont|cant|cannot|avoid|avoids|skip|drop|"
+    r"remove|omit|lose|cut|hate|hates|dislike|dislikes|instead|rather|stop|quit|不|没|没有|别|非|无|未|莫|不要|不带|不用|不想|"
+    r"不喜欢|讨厌|反感|受不了|避免|不太|不再|不是|少用|拒绝)$")
+_NEG_AFTER = re.compile(r"^(?:删掉|去掉|去除|省略|拿掉|不要了|免了|划掉|dropped|removed|omitted|skipped|cut|gone)$")
+_CLAUSE = re.compile(r"[,.;:!?，。；：！？、\n]+")
 
 
-_PERSON_EN = (r"friend|friends|parents?|mom|mother|dad|father|brother|sister|wife|husband|partner|girlfriend|"
-              r"boyfriend|daughter|son|kids?|children|child|boss|manager|colleague|coworker|co-worker|roommate|"
-              r"neighbou?r|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|team|teammate|client|doctor")
-_PERSON_ZH = (r"朋友|爸妈|父母|爸爸|妈妈|父亲|母亲|哥哥|姐姐|弟弟|妹妹|老婆|老公|妻子|丈夫|对象|女朋友|男朋友|女儿|儿子|孩子|"
-              r"老板|领导|经理|同事|室友|邻居|奶奶|爷爷|外婆|外公|姥姥|姥爷|阿姨|叔叔|表哥|表姐|堂哥|客户|医生|老师")
+def _polarity(text: str) -> dict[str, bool]:
+    """Each meaning-bearing word and whether it is negated: a negator ("not", "never",
+    "不", "别", "skip", "删掉") reaches the next three words of its clause (or, for a
+    verb after its object — "把客套话删掉" — the two before it)."""
+    folded = _NEG_NEUTRAL.sub(" ", _CORRECTION_LEAD.sub("", normalize(text))).replace("n't", "nt")
+    result: dict[str, bool] = {}
+    for clause in _CLAUSE.split(folded):
+        if has_cjk(clause):
+            raw = [t.word.strip() for t in pos_tagger().cut(clause) if t.word.strip()]
+        else:
+            raw = re.findall(r"[a-z0-9][a-z0-9+#'\-]*", clause.replace("'", ""))
+        negated_until = -1
+        for i, tok in enumerate(raw):
+            if _NEG_BEFORE.match(tok):
+                negated_until = i + 3
+                continue
+            if _NEG_AFTER.match(tok):  # "把客套话删掉" and "删掉注释" alike
+                for prev in raw[max(0, i - 2): i]:
+                    result[SYNONYMS.get(prev, _stem(prev) if prev.isascii() else prev)] = True
+                negated_until = i + 3
+                continue
+            word = SYNONYMS.get(tok, _stem(tok) if tok.isascii() else tok)
+            if tok in FRAMING or tok in STOPWORDS:
+                continue
+            result[word] = result.get(word, False) or i <= negated_until
+    return result
+
+
+def _polarity_clash(content: str, quote: str, context: str | None) -> str | None:
+    """A word the content and the quote share, negated in one and not in the other
+    (the whole message is asked too: the quote may have left the negation out)."""
+    mine, theirs = _polarity(content), _polarity(quote)
+    around = _polarity(context) if context else theirs
+    for word, negated in mine.items():
+        if word in theirs and theirs[word] != negated and around.get(word, theirs[word]) != negated:
+            return word
+    return None
+
+
 _OTHER_SUBJECT = re.compile(rf"^(?:honestly\s+|so\s+|well\s+|actually\s+|btw\s+)?(?:my|our)\s+(?:\w+\s+)?"
-                            rf"({_PERSON_EN})\b|^(?:其实|不过)?我(?:的|们的|们家|家)?({_PERSON_ZH})")
+                            rf"({PEOPLE_EN})\b|^(?:其实|不过)?我(?:的|们的|们家|家)?({PEOPLE_ZH})")
+_ME = re.compile(r"\b(?:me|my|i|i'm|i've|us|we|our)\b|我(?!的?(?:" + PEOPLE_ZH + r"))|我们")
 # Wishes, plans, one-time or past states: a quote that has one does not support a plain present fact.
 _MODAL = re.compile(
     r"\b(?:would love to|'d love to|want to|wanna|hope to|hoping to|plan(?:ning)? to|going to|gonna|might|may|"
@@ -115,8 +152,9 @@ _SAME_PERSON = {"mom": "mother", "dad": "father", "parents": "parent", "kids": "
 
 
 def _about_someone_else(content: str, quote: str) -> str | None:
-    m = _OTHER_SUBJECT.search(normalize(quote))
-    if m:
+    folded_quote = normalize(quote)
+    m = _OTHER_SUBJECT.search(folded_quote)
+    if m and not _ME.search(folded_quote[m.end():]):  # "my doctor cleared me to run": about the user too
         person = m.group(1) or m.group(2)
         folded = normalize(content)
         if person not in folded and _SAME_PERSON.get(person, person) not in folded:
@@ -148,7 +186,7 @@ def unsupported(content: str, quote: str, *, context: str | None = None, inferen
         return f"the quote is about the user's {person}, not the user"
     if _MODAL.search(normalize(quote)) and not _MODAL.search(normalize(content)) and not inference:
         return "the quote states a wish, a plan or a past or one-time event, the content a present fact"
-    negated = _negated(content)
-    if (not negated and _negated(quote)) or (negated and not _negated(quote) and not _negated(context or quote)):
-        return "the content and the quote differ in negation"
+    clash = _polarity_clash(content, quote, context)
+    if clash:
+        return f"{clash!r} is negated in one of the content and the quote but not in the other"
     return None
