@@ -5,7 +5,8 @@
 A case is right when every candidate of every turn gets the expected outcome (commit,
 refuse with an acceptable code family, candidate, duplicate, supersede) and the live
 facts at the end hold what they must and nothing they must not. Groups are the first
-word of a case id (grant, secret, oneoff, evidence, update, …; ``rt-<kind>`` for the red team's). Runs against whatever
+word of a case id (grant, secret, oneoff, evidence, update, …; the second for the red teams'
+``rt-``, ``ho-`` and ``h2-`` ids). Runs against whatever
 ``archivist`` is importable, so ``PYTHONPATH=<old checkout>/src`` measures an older
 version with the same cases.
 """
@@ -84,7 +85,7 @@ def main() -> None:
         for file in args.files:
             for i, case in enumerate(yaml.safe_load(file.read_text(encoding="utf-8"))):
                 parts = case["id"].split("-")
-                group = ("rt-" + parts[1]) if parts[0] == "rt" else parts[0]  # red-team cases by kind
+                group = parts[1] if parts[0] in ("rt", "ho", "h2") else parts[0]  # red teams' ids: <team>-<kind>-…
                 problems = run_case(case, Path(tmp) / f"{file.stem}-{i}.db")
                 total[group] += 1
                 right[group] += not problems

@@ -123,3 +123,18 @@ def test_real_benchmark_files_convert_as_published():
     assert sum(len(p["queries"]) for p in pools) == 1977 and stats["unresolvable"] == 9
     zh = list(madial(SHARED / "madial" / "data", "zh"))
     assert sum(len(p["items"]) for p in zh) == 171
+
+
+def test_refused_items_are_counted_as_misses_and_the_run_carries_on():
+    """Real user text trips nothing here, but an item the gate refuses (a secret pasted
+    into a conversation) must not abort the whole evaluation: it is reported per pool."""
+    pool = json.loads(pool_lines()[0])
+    pool["items"] += [{"id": "i5", "text": "my password is Hunter2Hunter2, don't tell", "time": None},
+                      {"id": "i6", "text": "stray\x0ccontrol\x0bcharacters from a paste", "time": None}]
+    pool["queries"].append({"id": "q5", "text": "what is the password", "gold": ["i5"], "category": "other"})
+    pool["queries"].append({"id": "q6", "text": "stray control characters", "gold": ["i6"], "category": "other"})
+    result = evaluate(load_pools([json.dumps(pool)]), mode="keyword", ks=[5])
+    assert result.items == 5 and list(result.rejected) == ["p1"]
+    assert len(result.rejected["p1"]) == 1 and result.rejected["p1"][0].startswith("i5: secret")
+    assert result.queries == 5  # q5 is scored, as a miss
+    assert "Hunter2" not in json.dumps(result.as_dict())

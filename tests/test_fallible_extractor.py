@@ -1,7 +1,9 @@
 """A fallible extractor's proposals, through every write path.
 
-``tests/cases/fallible_extractor.yaml`` (written with the gate) and
-``tests/cases/redteam_gate.yaml`` (written by a red team that tried to break it) hold conversations and the candidates an
+``tests/cases/fallible_extractor.yaml`` (written with the gate),
+``tests/cases/redteam_gate.yaml``, ``redteam_holdout.yaml`` and ``redteam_holdout2.yaml``
+(written by red teams that tried to break it, each after the gate was tuned on the ones
+before) hold conversations and the candidates an
 extractor that mislabels things proposed for them, each with what the memory must do:
 commit, refuse (with the acceptable code families), hold as a candidate, call a
 duplicate, or supersede an earlier value. The cases run through ``apply``; the ones
@@ -21,7 +23,8 @@ import yaml
 from archivist import FixedClock, Memory, WriteRejected
 from archivist.errors import InvalidInput
 
-CASES = [case for name in ("fallible_extractor.yaml", "redteam_gate.yaml")  # ours, and a red team's
+CASES = [case for name in ("fallible_extractor.yaml", "redteam_gate.yaml", "redteam_holdout.yaml",
+                            "redteam_holdout2.yaml")  # ours, then three red teams'
          for case in yaml.safe_load((Path(__file__).parent / "cases" / name).read_text(encoding="utf-8"))]
 CONTENT_CODES = {"transactional", "prompt_injection", "secret"}
 
@@ -107,6 +110,12 @@ CONTENT_ONLY_GAPS = {
     "rt-grant-split-two-candidates-en[0.1]:quote": "the grant's action is in the other candidate",
     "rt-grant-kill-pod-zh": "an order relabelled as the user's own habit (用户习惯：…把 pod 干掉)",
     "rt-grant-mixed-cherry-pick": "an order relabelled as the user's preference with no standing marker",
+    "ho-grant-calendar-accept-en": "a delegation written as a summary with bare participles",
+    "ho-grant-weekly-groceries-en": "'has X reordered' reads like a habit of the user's",
+    "ho-grant-refund-backend-zh": "an order relabelled as the user's own habit (用户习惯：…直接在后台处理)",
+    "ho-grant-close-tickets-zh": "an order relabelled as the user's preference with no standing marker",
+    "ho-grant-hema-groceries-zh": "the user's own weekly shopping, as far as the text alone shows",
+    "h2-grant-venmo-babysitter-en": "a present passive ('is reimbursed every Friday') reads like what already happens",
 }
 REFUSED_PARAMS = [pytest.param(text, id=cid, marks=[pytest.mark.xfail(reason=CONTENT_ONLY_GAPS[cid], strict=True)]
                                if cid in CONTENT_ONLY_GAPS else []) for cid, text in REFUSED]

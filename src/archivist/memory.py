@@ -47,7 +47,6 @@ from .model import (
     Preference,
     Profile,
     ProfileSection,
-    Provenance,
     SearchHit,
     SourceType,
     Status,
@@ -207,7 +206,16 @@ class Memory:
             cached.update(fresh)
         return self.store.put_vectors(name, self.embedder.dim, [(f, cached[h]) for f, h in zip(facts, hashes, strict=True)])
 
-    def _after_write(self, facts: Sequence[Fact], report: ApplyReport | None = None) -> None:
+    def writer(self, identity: Identity, *, warnings: list[str] | None = None) -> Writer:
+        """A unit of work on ``identity`` (see :mod:`archivist.write`): every write path
+        — scopes, consolidation, imports — goes through one; vectors of what it
+        committed are written after it commits (their failures land in ``warnings``)."""
+        def after(committed: Sequence[Fact], _: list[str]) -> None:
+            self._after_write(committed, warnings)
+
+        return Writer(self.store, identity, now=self.clock.now(), governance=self.governance, after_commit=after)
+
+    def _after_write(self, facts: Sequence[Fact], warnings: list[str] | None = None) -> None:
         """Vectors are derived: a write never fails because the embedder did. Facts left
         without a vector are listed in the report and filled in by :meth:`Memory.embed_missing`
         (``archivist reindex --missing-vectors``)."""
@@ -217,8 +225,8 @@ class Memory:
         try:
             self.embed_facts(committed)
         except EmbedderError as exc:
-            if report is not None:
-                report.warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
+            if warnings is not None:
+                warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
 
     def forget_user(self, tenant: str, user: str) -> ForgetReceipt:
         """Remove every row of (tenant, user) in every table, for all of the user's agents,
@@ -485,11 +493,7 @@ class MemoryScope(_ContextMixin):
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
         """A unit of work on this scope; vectors are written after it commits."""
-        def after(committed: Sequence[Fact], warnings: list[str]) -> None:
-            self.memory._after_write(committed, report)
-
-        return Writer(self._store, self.identity, now=self._now(), governance=self.memory.governance,
-                      after_commit=after)
+        return self.memory.writer(self.identity, warnings=report.warnings if report is not None else None)
 
     def _apply_lifecycle_hints(self, w: Writer, removals: list[Any], reinforcements: list[Any],
                                filtered: FilterResult, report: ApplyReport) -> None:

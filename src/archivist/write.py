@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from .model import AuditEntry, Fact, FactScope, Identity, Kind, ProfileSection, Provenance, Status, content_hash, new_id
+from .model import AuditEntry, Fact, FactScope, Identity, ProfileSection, Provenance, Status, content_hash, new_id
 from .model.attributes import group_keys
 from .index.text import query_terms
 from .pipeline.filtering import FilterResult

@@ -186,10 +186,7 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
         problem = screen(section.summary)
         if problem:
             raise InvalidInput(f"{users_dir / user / 'memory.json'}: profile section {section.name} refused: {problem}")
-    from ..write import Writer
-
-    with Writer(memory.store, Identity(tenant, "-", "default"), now=now, governance=memory.governance,
-                after_commit=lambda committed, _: memory._after_write(committed)) as w:
+    with memory.writer(Identity(tenant, "-", "default")) as w:
         for user, section in sections:
             memory.store.put_profile_section(Identity(tenant, user, "default"), section)
             report.profile_sections += 1

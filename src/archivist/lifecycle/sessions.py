@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol
 
 from ..context.history import HistoryMessage, to_history_message

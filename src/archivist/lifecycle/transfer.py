@@ -258,10 +258,7 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         problem = next((p for p in map(screen, texts()) if p), None) if texts else None
         if problem:
             raise InvalidInput(f"{source}: {kind} refused: {problem}")
-    from ..write import Writer
-
-    with Writer(store, Identity(tenant, target, "default"), now=memory.clock.now(), governance=memory.governance,
-                after_commit=lambda committed, _: memory._after_write(committed)) as w:
+    with memory.writer(Identity(tenant, target, "default")) as w:
         for _, fact in _in_link_order(facts):
             w.restore(fact)
             report.facts += 1
@@ -415,10 +412,7 @@ def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> Impor
         parsed.append((path, fact))
     report = ImportReport()
     now = memory.clock.now()
-    from ..write import Writer
-
-    with Writer(memory.store, Identity(tenant, user, "default"), now=now, governance=memory.governance,
-                after_commit=lambda committed, _: memory._after_write(committed)) as w:
+    with memory.writer(Identity(tenant, user, "default")) as w:
         for path, card in parsed:
             existing = memory.store.get_fact(card.identity, card.id)
             if existing is not None and existing.content == card.content:

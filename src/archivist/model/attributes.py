@@ -49,7 +49,8 @@ class Attribute:
 
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("name", "name", "context", "what the user is called",
-              r"我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为)|称呼我为?|叫我[\u4e00-\u9fff]{1,4}就",
+              r"我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为)|称呼我为?|叫我[\u4e00-\u9fffA-Za-z]{1,4}"
+              r"(?:就|[。！，,.!]|$)|被称为|被叫做|称呼为",
               r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP +
               r"|\b(?:prefers?|likes?|wants?) to be called " + _CAP + r"|\bgoes by " + _CAP + r"|\bi go by " + _CAP),
     Attribute("native_language", "language", "context", "the user's first language",
@@ -79,11 +80,16 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("job_role", "job", "context", "the user's job or occupation",
               r"(?:(?:我|用户)(?:现在|目前|已经|如今|一直)?是|职业是|工作是|担任|转行做?|当)(?:一名|一个|一位)?[\u4e00-\u9fffA-Za-z ]{0,10}"
               r"(?:工程师|程序员|开发者?|经理|设计师|老师|教师|医生|护士|律师|会计|研究员|分析师|学生|研究生|博士生|架构师|"
-              r"运维|测试|产品经理|销售|记者|作家|顾问|创业者)",
+              r"运维|测试|产品经理|销售|记者|作家|顾问|创业者|校长|厨师|司机|飞行员|药剂师|牙医|兽医|警察|消防员|军人|店员|"
+              r"收银员|摄影师|编辑|主播|主管|总监|公务员|农民|工人|电工|技师)",
               r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to)\s+"
               r"(?:now\s+)?(?:an?\s+)?(?:[\w\-]+\s+){0,3}(?:engineer|developer|programmer|manager|designer|teacher|"
               r"doctor|nurse|lawyer|accountant|researcher|scientist|analyst|student|architect|consultant|sre|devops|"
-              r"founder|writer|journalist|banker|professor|intern)\b"),
+              r"founder|writer|journalist|banker|professor|intern|principal|chef|cook|pilot|driver|artist|musician|"
+              r"photographer|pharmacist|dentist|veterinarian|vet|therapist|electrician|plumber|mechanic|farmer|"
+              r"firefighter|officer|clerk|cashier|recruiter|director|ceo|cto|owner|freelancer|paralegal|attorney|"
+              r"counsel|solicitor|barrister|physician|surgeon|resident|"
+              r"librarian)\b"),
     Attribute("editor", "editor", "preference", "the editor or IDE the user works in",
               r"(?:用|使用|偏好|喜欢用?|换成了?|改用|转到)[^，。,]{0,6}(?:vim|neovim|nvim|emacs|vs ?code|vscode|intellij|"
               r"pycharm|goland|webstorm|sublime|cursor|zed|xcode|helix|kakoune|nano|notepad\+\+|eclipse|android studio|"
@@ -93,7 +99,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"kakoune|nano|notepad\+\+|eclipse|android studio|rider|clion|fleet|textmate|atom)\b|"
               r"\b(?:helix|vim|neovim|emacs|sublime|vs ?code|cursor|zed) (?:editor|as (?:their|my|the) editor)\b"),
     Attribute("diet", "diet", "context", "what the user eats",
-              r"吃素|素食|纯素|不吃肉|不再吃肉|清真|生酮|只吃素",
+              r"吃素|素食|纯素|蛋奶素|全素|鱼素|不吃肉|不再吃肉|清真|生酮|只吃素|无麸质|低碳饮食",
               r"\b(?:vegan|vegetarian|pescatarian|keto|halal|kosher)\b|\b(?:no longer|don't|do not|doesn't|does not|"
               r"stopped|quit)\s+eat(?:ing|s)?\s+meat\b"),
     Attribute("timezone", "timezone", "context", "the user's time zone",
@@ -107,7 +113,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"\b(?:tabs|spaces)\s+(?:over|instead of|for indent\w*)\b"),
     Attribute("ui_theme", "ui_theme", "preference", "a dark or light theme",
               r"深色|浅色|暗色|亮色|暗黑|黑色主题|白色主题|夜间模式|日间模式",
-              r"\b(?:dark|light)\s+(?:mode|theme)\b"),
+              r"\b(?:dark|light)\s+(?:\w+\s+)?(?:mode|theme)\b"),
     Attribute("response_length", "response_length", "preference", "short or detailed answers",
               r"(?:回答|回复|解释|答案)[^，。,]{0,4}(?:简短|简洁|精简|详细|详尽|啰嗦)|(?:简短|简洁|精简|详细|详尽)(?:一点|一些|的)?"
               r"(?:回答|回复|解释|答案)",
@@ -117,7 +123,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"(?:python|java|go|golang|rust|c\+\+|javascript|typescript|js|ts|kotlin|swift|c#|ruby|php)"
               r"\s?(?:的)?(?:示例|例子|代码示例|样例)",
               r"\b(?:python|java|go|golang|rust|c\+\+|javascript|typescript|kotlin|swift|c#|ruby|php)\s+"
-              r"(?:examples?|snippets?|sample code)\b"),
+              r"(?:code\s+)?(?:examples?|snippets?|sample code)\b|\b(?:examples?|snippets?|sample code)\s+in\s+"
+              r"(?:python|java|go|golang|rust|c\+\+|javascript|typescript|kotlin|swift|c#|ruby|php)\b"),
     Attribute("birthday", "birthday", "context", "the user's date of birth",
               r"生日|出生于|出生在\d", r"\bbirthday\b|\bborn on\b|\bdate of birth\b"),
 )

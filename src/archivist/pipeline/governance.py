@@ -59,13 +59,12 @@ from ..model import (
     normalize,
     sanitize,
 )
-from ..model.attributes import group_keys, infer_key
+from ..model.attributes import infer_key
 from .filtering import FilterResult
 from .grants import find_grant
 from .injection import find_injection
 from .secrets import find_secret
 from .statements import (
-    STANDING,
     is_attributed,
     is_hypothetical,
     is_one_off,
@@ -391,7 +390,7 @@ def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | No
         (is_question, "evidence_question", "the quote is part of a question, which states nothing"),
         (is_hypothetical, "evidence_hypothetical", "the quote is hypothetical ('if…'), not a statement of fact"),
     )
-    around = sentence_of(where)  # a quote cut short must not hide the secret or grant beside it
+    around = sentence_of(row.content, c.evidence_text or "")  # a quote cut short must not hide what is beside it
     problem = screen(around) if around != (c.evidence_text or "") else None
     if problem:
         return reject(problem.code, problem.reason + " (in the cited sentence)", c, problem.detail)

@@ -25,7 +25,7 @@ _PREFIXED = re.compile(
     r"(?:AC|SK)[0-9a-f]{32}|"
     r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
 )
-_URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:([^\s@/]{3,})@", re.I)
+_URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s@/]{3,})@", re.I)
 _CONTEXT_HEX = re.compile(r"\b(?:token|key|secret|auth|bearer|api|password|passwd|pw|signature|sig)\b[^\n]{0,30}?"
                           r"\b([0-9a-f]{24,}|[A-Za-z0-9_\-]{20,})\b", re.I)
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
@@ -41,8 +41,9 @@ _PASSWORD = re.compile(
 def _password_like(value: str) -> bool:
     """A value that is a password, not a word: "hunter2", "Tr0ub4dor&3", "88886666qw" —
     not "saved", "in Bitwarden", "记在密码管理器里的"."""
+    value = re.split(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", value)[0]  # "739215#，保洁阿姨…": up to the Chinese
     value = value.strip("\"'“”‘’.,;。，；")
-    if len(value) < 4 or re.search(r"[\u4e00-\u9fff]", value):
+    if len(value) < 4:
         return False
     return bool(re.search(r"\d", value) or (re.search(r"[^\w]", value) and len(value) >= 6)
                 or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and len(value) >= 8))

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..model.folding import LOOKALIKE_BRACKETS, sanitize
+from ..model.folding import LOOKALIKE_BRACKETS, sanitize, unspaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +88,25 @@ def _span(loc: Located, stops: str) -> tuple[str, str, str]:
     return loc.text[start : loc.start], loc.quote, loc.text[loc.end : end + 1]
 
 
-def sentence_of(loc: Located) -> str:
-    """The line of the message that holds the quote: what the quote was cut from."""
-    start = loc.text.rfind("\n", 0, loc.start) + 1
-    end = loc.text.find("\n", loc.end)
-    return loc.text[start: end if end >= 0 else len(loc.text)].strip()
+_ENDS = re.compile(r"[。！？；\n]|[.!?;](?=\s|$)")
+
+
+def sentence_of(message: str, quote: str) -> str:
+    """The sentence of ``message`` (as written) that holds ``quote`` — what the quote was
+    cut from; the quote itself when it spans sentences. Only an ender followed by a space
+    ends an English sentence ("S3cretPass!9@db" is one word)."""
+    needle = unspaced(quote)
+    pos = 0
+    for m in (*_ENDS.finditer(message), None):
+        end = m.end() if m else len(message)
+        if needle and needle in unspaced(message[pos:end]):
+            return message[pos:end].strip()
+        pos = end
+    return quote
 
 
 _QUESTION_START = re.compile(
-    r"^\s*(?:and\s+|but\s+|so\s+|also\s+)?(?:how|what|why|when|where|who|whom|which|whose|can|could|would|should|"
+    r"^\s*(?:and\s+|but\s+|so\s+|also\s+)?(?:how|what|why|where|who|whom|which|whose|can|could|would|should|"
     r"do|does|did|is|are|was|were|will|shall|may|might|have|has|am|isn't|aren't|don't|doesn't|won't)\b"
 )
 _QUESTION_ZH = re.compile(r"吗\s*[。.]?\s*$|^(?:请问|是不是|要不要|能不能|可不可以|有没有|为什么|为啥|怎么|如何)")
@@ -126,7 +136,8 @@ def is_hypothetical(loc: Located) -> bool:
 
 _ATTRIBUTION = re.compile(
     r"(?:他|她|他们|她们|老板|领导|经理|同事|朋友|老师|医生|妈妈|爸爸|老婆|老公|客户|文档|文章|书|报告|邮件|新闻|网上|有人|别人|"
-    r"大家|据说|听说|官网|教程|我妈|我爸|我哥|我姐|我弟|我妹|家里人|爷爷|奶奶)(?:里|上|中)?(?:总是?|老是?|常常?|经常|一直|都|也|还|"
+    r"大家|据说|听说|官网|教程|我妈|我爸|我哥|我姐|我弟|我妹|家里人|爷爷|奶奶)(?:里|上|中)?(?:[\u4e00-\u9fff]{1,3}?)?"
+    r"(?:总是?|老是?|常常?|经常|一直|都|也|还|"
     r"总爱|老爱)?(?:说|讲|写着?|提到|认为|觉得|告诉我|表示|声称|称|夸|骂|嫌|笑话)|据说|(?<!我)听说(?!过)|据.{1,8}(?:说|称|报道)|"
     r"\b(?:he|she|they|someone|somebody|people|everyone|my (?:\w+ ){0,2}\w+|the (?:doc|docs|documentation|article|"
     r"email|paper|book|report|manual|readme|wiki|post|page|site|website|author|team|guide|tutorial))\s+"
@@ -139,7 +150,8 @@ _ATTRIBUTION = re.compile(
 def is_attributed(loc: Located) -> bool:
     """Words the user reports someone else saying ("my boss says…", "文档里写着…")."""
     before, quote, _ = _span(loc, _SENTENCE_END)
-    return bool(_ATTRIBUTION.search(before[-80:] + quote[:12]))
+    head = re.split(r"[,，;；:：]", quote, maxsplit=1)[0][:40]  # "My dermatologist says I have…" inside the quote
+    return bool(_ATTRIBUTION.search(before[-80:] + head))
 
 
 _QUOTE_PAIRS = (("“", "”"), ("「", "」"), ("『", "』"), ('"', '"'), ("‘", "’"), ("《", "》"))
@@ -178,10 +190,13 @@ _PURPOSE = re.compile(
 ONE_OFF = re.compile(
     r"这次|这一次|这回|本次|今天|今晚|刚才|刚刚|暂时|临时|先这样|一下|这个问题|这段|这篇|这份|这条|这封|上面的?|下面的?|"
     r"\b(?:this time|this once|today|tonight|for now|right now|just now|for the moment|for this (?:one|question|"
-    r"answer|task|reply|email)|in this (?:answer|reply|case|chat|thread|email)|at the moment|temporarily)\b"
+    r"answer|task|reply|email)|in this (?:answer|reply|case|chat|thread|email)|at the moment|temporarily|"
+    r"(?:for|on|in|with) this (?:\w+\s+){0,2}?(?:recipe|diff|email|doc|document|file|pr|patch|essay|letter|post|"
+    r"message|code|snippet|query|table|list|report|slide|deck|draft|one|question|answer|task))\b"
 )
 STANDING = re.compile(
-    r"以后|今后|往后|之后都|从现在|每次|每回|总是|一直|默认|始终|平时|一律|都用|都请|都要|习惯|通常|一般|长期|永远|"
+    r"以后|今后|往后|之后都|从现在|每次|每回|总是|一直|默认|始终|平时|一律|都用|都请|都要|习惯|通常|一般|长期|永远|每当|当你|"
+    r"\bwhen(?:ever)? you\b|\bif you (?:ever\s+)?(?:get|make|are|don't)\b|"
     r"\b(?:always|from now on|going forward|in (?:the )?future|by default|every time|whenever|all the time|generally|"
     r"in general|usually|never|henceforth|as a rule|each time|any time|anytime)\b"
 )
@@ -206,9 +221,9 @@ def is_one_off(loc: Located) -> bool:
     the assistant with no standing marker that is attached to a question or names a
     concrete thing of this turn ("为什么 checkout 超时？用英文解释", "translate this")."""
     before, quote, _ = _span(loc, _SENTENCE_END)
-    _, _, after = _span(loc, _CLAUSE_END)  # what follows in other clauses is another matter
+    clause_before, _, after = _span(loc, _CLAUSE_END)  # what follows in other clauses is another matter
     sentence = (before + quote + after).strip()
-    lead = sentence
+    lead = (clause_before + quote + after).strip()  # what the quote's own clause asks
     while True:  # "好的，这次先…", "btw for now …": what the sentence asks comes after these
         shorter = re.sub(rf"^(?:{_FILLER}|{ONE_OFF.pattern})[，,:：\s]*", "", lead).strip()
         if shorter == lead:
@@ -239,7 +254,8 @@ _PROJECT = re.compile(
 )
 _TASK = re.compile(
     r"刚才那个|刚才的|上一条|上面那个|这个任务|本次任务|这个工单|这个\s?pr\b|"
-    r"\b(?:this|that) (?:task|ticket|pr|pull request|issue|bug)\b|\b(?:no wait|wait,|oops|typo)\b"
+    r"\b(?:this|that) (?:task|ticket|pr|pull request|issue|bug)\b|\b(?:no wait|wait,|oops|typo|flipped the (?:digits|"
+    r"numbers|dates?)|mistyped|in the (?:email|draft|message|letter|doc) (?:i'm|we're|you're) (?:writing|drafting))\b"
 )
 _FIRST_PERSON = re.compile(r"我|\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|our)\b")
 _FIX_LEAD = re.compile(r"^(?:(?:哦|噢|啊|嗯|呃|oh|ah|oops|hmm)[，,\s]*)?(?:不对|不是|错了|写错了|搞错了|应该是|更正|"

@@ -57,9 +57,17 @@ def _stem(word: str) -> str:
     return SYNONYMS.get(word, word)
 
 
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "一": "1", "两": "2", "二": "2",
+                 "三": "3", "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9", "十": "10"}
+_NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?=\s+[a-z])|"
+                          r"[一两二三四五六七八九十](?=[个只位名辆套本次岁年天条口])")
+
+
 def _tokens(text: str) -> tuple[list[str], set[str]]:
-    """(meaning-bearing words, value words that must be quoted exactly)."""
-    folded = normalize(text)
+    """(meaning-bearing words, value words that must be quoted exactly); a counted number
+    is a value whether written "two kids", "2 kids" or "两个孩子"."""
+    folded = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0)], normalize(text))
     words: list[str] = []
     values: set[str] = set()
     for m in re.finditer(r"\b[A-Z][a-zA-Z]+\b", text):
@@ -90,47 +98,64 @@ def _present(word: str, quote_words: set[str], quote_flat: str) -> bool:
 
 _NEG_BEFORE = re.compile(
     r"^(?:not|no|never|nor|without|neither|dont|doesnt|didnt|isnt|arent|wasnt|wont|cant|cannot|avoid|avoids|skip|drop|"
+    r"lack|lacks|lacking|"
     r"remove|omit|lose|cut|hate|hates|dislike|dislikes|instead|rather|stop|quit|不|没|没有|别|非|无|未|莫|不要|不带|不用|不想|"
-    r"不喜欢|讨厌|反感|受不了|避免|不太|不再|不是|少用|拒绝)$")
-_NEG_AFTER = re.compile(r"^(?:删掉|去掉|去除|省略|拿掉|不要了|免了|划掉|dropped|removed|omitted|skipped|cut|gone)$")
+    r"不喜欢|讨厌|反感|受不了|避免|不太|不再|不是|少用|拒绝|不怎么|不大|很少|几乎不|从不|从来不)$")
+_NEG_AFTER = re.compile(r"^(?:删掉|去掉|去除|省略|拿掉|不要了|免了|划掉|dropped|removed|omitted|skipped)$")
+_TURN = frozenset("but and or so because while although though yet except however 但 但是 而 而是 可是 不过 却 可".split())
+# Soft negators say "without" but not "not": they may match a hard negation, never clash with a plain word.
+_SOFT = re.compile(r"^(?:avoid|avoids|skip|drop|remove|omit|lose|cut|stop|quit|instead|rather|without|lack|lacks|"
+                   r"lacking|避免|少用|删掉|去掉|去除|省略|拿掉|划掉|dropped|removed|omitted|skipped)$")
 _CLAUSE = re.compile(r"[,.;:!?，。；：！？、\n]+")
 
 
-def _polarity(text: str) -> dict[str, bool]:
+def _polarity(text: str) -> dict[str, str]:
     """Each meaning-bearing word and whether it is negated: a negator ("not", "never",
-    "不", "别", "skip", "删掉") reaches the next three words of its clause (or, for a
-    verb after its object — "把客套话删掉" — the two before it)."""
+    "lacks", "不", "没有", "别") reaches the rest of its clause up to a conjunction ("but",
+    "而是"), and a verb after its object ("把客套话删掉") the two words before it too."""
     folded = _NEG_NEUTRAL.sub(" ", _CORRECTION_LEAD.sub("", normalize(text))).replace("n't", "nt")
-    result: dict[str, bool] = {}
+    result: dict[str, str] = {}  # word -> "" (plain), "soft" ("avoid", "skip"), "hard" ("not", "不")
     for clause in _CLAUSE.split(folded):
         if has_cjk(clause):
             raw = [t.word.strip() for t in pos_tagger().cut(clause) if t.word.strip()]
         else:
             raw = re.findall(r"[a-z0-9][a-z0-9+#'\-]*", clause.replace("'", ""))
-        negated_until = -1
+        negated_until = -1  # index of the last meaning word a negator reaches
+        meaning, soft = 0, False
         for i, tok in enumerate(raw):
-            if _NEG_BEFORE.match(tok):
-                negated_until = i + 3
+            if _NEG_BEFORE.match(tok) or _NEG_AFTER.match(tok):
+                soft = bool(_SOFT.match(tok))
+                if _NEG_AFTER.match(tok):  # "把客套话删掉" and "删掉注释" alike
+                    for prev in raw[max(0, i - 2): i]:
+                        key = SYNONYMS.get(prev, _stem(prev) if prev.isascii() else prev)
+                        result[key] = result.get(key) or "soft"
+                negated_until = len(raw)  # to the clause's end, or the next conjunction
                 continue
-            if _NEG_AFTER.match(tok):  # "把客套话删掉" and "删掉注释" alike
-                for prev in raw[max(0, i - 2): i]:
-                    result[SYNONYMS.get(prev, _stem(prev) if prev.isascii() else prev)] = True
-                negated_until = i + 3
+            if tok in _TURN:
+                negated_until = -1
                 continue
-            word = SYNONYMS.get(tok, _stem(tok) if tok.isascii() else tok)
             if tok in FRAMING or tok in STOPWORDS:
                 continue
-            result[word] = result.get(word, False) or i <= negated_until
+            meaning += 1
+            word = SYNONYMS.get(tok, _stem(tok) if tok.isascii() else tok)
+            if meaning <= negated_until:
+                result[word] = "hard" if result.get(word) == "hard" or not soft else "soft"
+            else:
+                result.setdefault(word, "")
     return result
 
 
 def _polarity_clash(content: str, quote: str, context: str | None) -> str | None:
-    """A word the content and the quote share, negated in one and not in the other
-    (the whole message is asked too: the quote may have left the negation out)."""
+    """A word the content and the quote share, negated in one and plainly stated in the
+    other (the whole message is asked too: the quote may have left the negation out).
+    A soft negation ("avoid", "skip") never clashes with a plain word by itself."""
     mine, theirs = _polarity(content), _polarity(quote)
     around = _polarity(context) if context else theirs
-    for word, negated in mine.items():
-        if word in theirs and theirs[word] != negated and around.get(word, theirs[word]) != negated:
+    for word, state in mine.items():
+        other = theirs.get(word)
+        if other is None or not (state == "hard" and other == "" or state == "" and other == "hard"):
+            continue
+        if around.get(word, other) != state:
             return word
     return None
 
@@ -140,10 +165,10 @@ _OTHER_SUBJECT = re.compile(rf"^(?:honestly\s+|so\s+|well\s+|actually\s+|btw\s+)
 _ME = re.compile(r"\b(?:me|my|i|i'm|i've|us|we|our)\b|我(?!的?(?:" + PEOPLE_ZH + r"))|我们")
 # Wishes, plans, one-time or past states: a quote that has one does not support a plain present fact.
 _MODAL = re.compile(
-    r"\b(?:would love to|'d love to|want to|wanna|hope to|hoping to|plan(?:ning)? to|going to|gonna|might|may|"
-    r"someday|some day|one day|'ll|will|next (?:week|month|year)|tried\b.*\bonce|once|used to|old job|former|"
-    r"formerly|previously|ex-)\b|想去|想要|一直想|打算|计划|准备|可能|也许|下周|下个月|明年|将来|以后想|以前|曾经|"
-    r"吃过一次|试过一次|一次|去年以前|原来"
+    r"\b(?:would love to|'d love to|want to|wanna|hope to|hoping to|plan(?:ning)? to|going to|gonna|might|"
+    r"someday|some day|one day|'ll|will|next (?:week|month|year)|tried\b.*\bonce|(?:only|just) once|used to|old job|"
+    r"former|formerly|previously|ex-)\b|想去|想要|一直想|打算|计划|准备|可能|也许|下周|下个月|明年|将来|以后想|以前|曾经|"
+    r"(?:吃|试|去|用)过一次|去年以前|原来"
 )
 
 
@@ -175,8 +200,9 @@ def unsupported(content: str, quote: str, *, context: str | None = None, inferen
     present = [w for w in words if _present(w, qset, flat)]
     backed = {w for w in words if w in present or (context and len(w) > 1 and unspaced(w) in around)}
     share = len(backed) / len(set(words)) if words else 1.0
-    missing = sorted(v for v in values if unspaced(v) not in around and SYNONYMS.get(v, v) not in qset)
-    competing = [v for v in quote_values if unspaced(v) not in content_flat]
+    missing = sorted(v for v in values if unspaced(v) not in around and SYNONYMS.get(v, v) not in qset
+                     and v not in quote_values)
+    competing = [v for v in quote_values if unspaced(v) not in content_flat and v not in values]
     if missing and (competing or share < MIN_SHARE) and not inference:
         return f"{missing[0]!r} is not in the quoted words"
     if words and (not present or (share < MIN_SHARE and not inference)):
