@@ -150,10 +150,10 @@ def evaluate(
     rejected: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="archivist-eval-") as tmp:
         clock = FixedClock("2000-01-01T00:00:00Z")
-        # items are dialogue turns, not facts: no keys inferred, no grant detection (people talk to
-        # each other); secrets and injection are still refused, and counted as misses
+        # items are dialogue turns, not facts: no keys inferred, no grant or project detection
+        # (people talk to each other); secrets and injection are still refused, and counted as misses
         governance = GovernanceConfig(confidence_threshold=0.0, max_content_chars=100_000, detect_grants=False,
-                                      infer_keys=False)
+                                      infer_keys=False, detect_projects=False)
         mem = Memory.open(Path(tmp) / "eval.db", clock=clock, governance=governance,
                           embedder=embedder if mode != "keyword" else None, **(memory_options or {}))
         try:

@@ -254,7 +254,7 @@ class SearchHit:
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One decision of the write gate. Rejected grants keep only the content hash."""
+    """One decision of the write gate. Refused grants and secrets keep only the content hash."""
 
     at: datetime
     action: str

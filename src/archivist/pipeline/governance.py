@@ -108,6 +108,7 @@ class GovernanceConfig:
     near_duplicate_ratio: float = 0.92
     detect_grants: bool = True
     infer_keys: bool = True  # single-valued attributes get their key (model.attributes)
+    detect_projects: bool = True  # "this repo / 这个项目" statements are project facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +339,8 @@ def gate(
         problem = screen(text, detect_grants=config.detect_grants)
         if problem:
             return reject(problem.code, problem.reason, c, problem.detail)
-    if c.scope is not FactScope.THREAD and (names_project(c.content) or names_project(c.evidence_text or "")):
+    if c.scope is not FactScope.THREAD and config.detect_projects and (
+            names_project(c.content) or names_project(c.evidence_text or "")):
         c = replace(c, scope=FactScope.PROJECT)
     if c.scope is FactScope.PROJECT and project is None:
         return reject("scope_project", "about a project, but this scope has no project: not stored as a user fact", c)
