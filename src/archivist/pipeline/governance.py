@@ -33,6 +33,7 @@ group, and a near-identical unkeyed statement is a duplicate.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -464,9 +465,10 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 _NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
 
 
-def _meaning(text: str) -> tuple[tuple[str, ...], list[str], list[str]]:
+@functools.lru_cache(maxsize=4096)  # a candidate is compared with many stored facts; each is cut once
+def _meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     folded = normalize(text)
-    return tuple(sorted(set(query_terms(text)))), _NUMBERS.findall(folded), _NEGATIONS.findall(folded)
+    return tuple(sorted(set(query_terms(text)))), tuple(_NUMBERS.findall(folded)), tuple(_NEGATIONS.findall(folded))
 
 
 def is_near_duplicate(a: str, b: str, ratio: float | None = None) -> bool:
