@@ -144,11 +144,14 @@ def attribute(key: str | None) -> Attribute | None:
     return _BY_KEY.get(key or "")
 
 
+_ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en)), re.I)  # one pass first
+
+
 def infer_key(text: str) -> str | None:
     """The key of the first single-valued attribute ``text`` states, or ``None`` — also
     when the statement is about someone else ("the user's wife works at Google")."""
     t = unicodedata.normalize("NFKC", sanitize(text or ""))
-    if _SOMEONE_ELSE.search(t):
+    if not _ANY.search(t) or _SOMEONE_ELSE.search(t):
         return None
     for a in ATTRIBUTES:
         if a.matches(t):

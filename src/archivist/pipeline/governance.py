@@ -310,6 +310,8 @@ def screen(text: str, *, detect_grants: bool = True) -> Rejection | None:
     """The content policy, written once and used by every write path (facts, profile,
     preferences, imports, the LangGraph store): secrets, grants and standing orders,
     and text aimed at the model's instructions. Checks folded text; never raises."""
+    if not text or not text.strip():
+        return None
     try:
         kind = find_secret(text)
         if kind:
