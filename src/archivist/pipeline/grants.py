@@ -291,6 +291,10 @@ def _restricts(sentence: str) -> bool:
 
 
 def _grant_in(sentence: str) -> str | None:
+    if not _ACTION_EN.search(sentence) and not _ACTION_ZH.search(sentence) and not _STRONG_ALONE.search(sentence) \
+            and not _OBEY.search(sentence) and not _PASSIVE_EN.search(sentence) and not _CAUSATIVE_EN.search(sentence) \
+            and not _DEVICE_CAUSATIVE.search(sentence):
+        return None  # most sentences name no action and hand nothing over: one look settles them
     if _OBEY.search(sentence):
         return "obeys external content"
     if _restricts(sentence):
