@@ -206,14 +206,14 @@ class Memory:
             cached.update(fresh)
         return self.store.put_vectors(name, self.embedder.dim, [(f, cached[h]) for f, h in zip(facts, hashes, strict=True)])
 
-    def writer(self, identity: Identity, *, warnings: list[str] | None = None) -> Writer:
+    def writer(self, identity: Identity, *, warnings: list[str] | None = None, now: datetime | None = None) -> Writer:
         """A unit of work on ``identity`` (see :mod:`archivist.write`): every write path
         — scopes, consolidation, imports — goes through one; vectors of what it
         committed are written after it commits (their failures land in ``warnings``)."""
-        def after(committed: Sequence[Fact], _: list[str]) -> None:
+        def after(committed: Sequence[Fact]) -> None:
             self._after_write(committed, warnings)
 
-        return Writer(self.store, identity, now=self.clock.now(), governance=self.governance, after_commit=after)
+        return Writer(self.store, identity, now=now or self.clock.now(), governance=self.governance, after_commit=after)
 
     def _after_write(self, facts: Sequence[Fact], warnings: list[str] | None = None) -> None:
         """Vectors are derived: a write never fails because the embedder did. Facts left

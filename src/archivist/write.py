@@ -12,7 +12,7 @@ decision, and — only after the transaction committed — the derived vector in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -37,22 +37,6 @@ from .pipeline.governance import (
 from .storage.base import Store
 
 
-@dataclass
-class Written:
-    """What one unit of work did, in the order it happened."""
-
-    saved: list[Fact] = field(default_factory=list)
-    candidates: list[Fact] = field(default_factory=list)
-    superseded: list[Fact] = field(default_factory=list)
-    retired: list[Fact] = field(default_factory=list)
-    reinforced: list[Fact] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def committed(self) -> list[Fact]:
-        return [f for f in self.saved if f.status is Status.COMMITTED]
-
-
 class Writer:
     """A unit of work on one scope. Use as a context manager::
 
@@ -62,13 +46,13 @@ class Writer:
 
     def __init__(self, store: Store, identity: Identity, *, now: datetime,
                  governance: GovernanceConfig | None = None,
-                 after_commit: Callable[[Sequence[Fact], list[str]], None] | None = None) -> None:
+                 after_commit: Callable[[Sequence[Fact]], None] | None = None) -> None:
         self.store = store
         self.identity = identity
         self.now = now
         self.config = governance or GovernanceConfig()
         self.after_commit = after_commit
-        self.written = Written()
+        self.committed: list[Fact] = []  # what the derived indexes need once the unit commits
         self._audit: list[tuple[Identity, AuditEntry]] = []
         self._tx: Any = None
 
@@ -90,7 +74,7 @@ class Writer:
                 raise
         self._tx.__exit__(*exc)
         if exc[0] is None and self.after_commit is not None:
-            self.after_commit(self.written.committed, self.written.warnings)
+            self.after_commit(self.committed)
 
     # ------------------------------------------------------------ decisions
     def target(self, scope: FactScope) -> Identity:
@@ -155,9 +139,9 @@ class Writer:
             if decision.action is Action.SUPERSEDE:
                 for old in (decision.existing, *decision.retires):
                     self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
-                    self.written.superseded.append(old)
             self.store.insert_fact(fact)
-            (self.written.candidates if fact.status is Status.CANDIDATE else self.written.saved).append(fact)
+            if fact.status is Status.COMMITTED:
+                self.committed.append(fact)
         self._log(_entry(self.now, decision, c, fact))
         return decision, fact
 
@@ -172,7 +156,6 @@ class Writer:
                message_id: str | None = None, action: str = "retire", keep_text: bool = True) -> Fact:
         retired = fact.retired(status, self.now, valid_to=valid_to)
         self.store.update_fact(retired)
-        self.written.retired.append(fact)
         self._log(AuditEntry(self.now, action, code, reason, fact.id, content_hash(fact.content),
                              fact.content if keep_text else None, message_id), fact.identity)
         return retired
@@ -181,7 +164,6 @@ class Writer:
         """Restated by the user: the confirmation time moves, never the confidence."""
         updated = fact.evolve(last_confirmed_at=self.now, updated_at=self.now)
         self.store.update_fact(updated)
-        self.written.reinforced.append(fact)
         self._log(AuditEntry(self.now, "reinforce", "restated", "restated by the user; confidence unchanged",
                              fact.id, content_hash(fact.content), None, message_id), fact.identity)
         return updated
@@ -195,13 +177,12 @@ class Writer:
                         and f.id != fact.id), None)
             if old is not None:
                 self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=self.now))
-                self.written.superseded.append(old)
                 version, supersedes = old.version + 1, old.id
         updated = fact.evolve(status=Status.COMMITTED, confidence=confidence, last_confirmed_at=self.now,
                               updated_at=self.now, version=version, supersedes=supersedes,
                               recorded_at=fact.recorded_at or self.now)
         self.store.update_fact(updated)
-        self.written.saved.append(updated)
+        self.committed.append(updated)
         self._log(AuditEntry(self.now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
                              content_hash(fact.content), fact.content), fact.identity)
         return updated
@@ -214,7 +195,7 @@ class Writer:
         """Insert a fact an import already passed through the gate, as it was exported."""
         self.store.insert_fact(fact)
         if fact.status is Status.COMMITTED:
-            self.written.saved.append(fact)
+            self.committed.append(fact)
         self._log(AuditEntry(self.now, "import", code, reason, fact.id, content_hash(fact.content), fact.content),
                   fact.identity)
 
@@ -254,4 +235,4 @@ def _entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> Audit
                       message_id=c.evidence_message_id)
 
 
-__all__ = ["Writer", "Written"]
+__all__ = ["Writer"]

@@ -209,11 +209,9 @@ def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Acti
     if not plan.due:
         return plan
     store, ident, now = scope.memory.store, scope.identity, plan.at
-    from ..write import Writer
-
     run_id = new_id()
     live = (Status.COMMITTED, Status.CANDIDATE)
-    with Writer(store, ident, now=now, governance=scope.memory.governance) as w:
+    with scope.memory.writer(ident, now=now) as w:
         for n, a in enumerate(plan.actions):
             fact = store.get_fact(ident, a.fact_id)
             # the plan was made outside this transaction: act only on what is still as planned

@@ -106,7 +106,6 @@ class GovernanceConfig:
     confidence_threshold: float = 0.7
     max_content_chars: int = 1000
     max_key_chars: int = 80
-    near_duplicate_ratio: float = 0.92
     detect_grants: bool = True
     infer_keys: bool = True  # single-valued attributes get their key (model.attributes)
     detect_projects: bool = True  # "this repo / 这个项目" statements are project facts
@@ -130,7 +129,6 @@ class Candidate:
     source_type: SourceType = SourceType.USER_MESSAGE
     context: str | None = None
     explicit: bool = False  # the user asked for it to be remembered ("记住…", "remember that…")
-    inferred_key: bool = False  # the key came from the attribute table, not the proposer
 
     @property
     def content_hash(self) -> str:
@@ -364,7 +362,7 @@ def gate(
     if c.key is None and config.infer_keys and c.scope is not FactScope.PROJECT:
         key = infer_key(c.content)
         if key:
-            c = replace(c, key=key, inferred_key=True)
+            c = replace(c, key=key)
     if c.kind is not Kind.FACT:
         return Decision(Action.CANDIDATE, c.kind.value, f"{c.kind.value}: kept as a candidate until the user confirms it", c)
     if c.scope is FactScope.PROJECT:
@@ -473,10 +471,9 @@ def _meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     return tuple(sorted(set(query_terms(text)))), tuple(_NUMBERS.findall(folded)), tuple(_NEGATIONS.findall(folded))
 
 
-def is_near_duplicate(a: str, b: str, ratio: float | None = None) -> bool:
+def is_near_duplicate(a: str, b: str) -> bool:
     """The same statement: equal folded text, or the same meaning-bearing words (so
-    "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two).
-    ``ratio`` is accepted for older callers and ignored: a changed word is a change."""
+    "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two)."""
     if compact(a) == compact(b):
         return True
     ma, mb = _meaning(a), _meaning(b)
