@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -75,6 +75,15 @@ from .retrieval.rank import KeywordRanking
 from .storage.base import Store
 from .storage import open_store
 from .tokens import TokenCounter, default_counter
+
+
+def _when(at: datetime | str | None) -> datetime | None:
+    if at is None or isinstance(at, datetime):
+        return ensure_utc(at) if at is not None else None
+    try:
+        return parse_time(at)
+    except ValueError as exc:
+        raise ValueError(f"at: not an ISO-8601 time: {at!r}") from exc
 
 
 @dataclass
@@ -467,10 +476,16 @@ class MemoryScope(_ContextMixin):
         reinforcements: Iterable[Any] = (),
         extractor: str = "scripted",
         extractor_version: str | None = None,
+        at: datetime | str | None = None,
+        compose_profile: Callable[[ApplyReport, Any], list[dict[str, Any]]] | None = None,
     ) -> ApplyReport:
         """Seed 000's flow for one turn: filter ``messages``, validate and gate each
-        candidate against them, then write the survivors in one transaction."""
-        filtered = self.memory.filter(messages)
+        candidate against them, then write the survivors in one transaction.
+
+        ``at`` is when the conversation happened (a session date): a fact takes its time
+        from the message it cites (the message's own timestamp, else ``at``), never from
+        the clock at ingestion, so an imported history keeps its order."""
+        filtered = self.memory.filter(messages, at=_when(at))
         report = ApplyReport(filtered=filtered)
         candidate_list = list(candidates)
         updates = list(profile_updates)
@@ -480,15 +495,21 @@ class MemoryScope(_ContextMixin):
                                    for c in candidate_list)
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
+        rows = filtered.by_id()
         for raw in candidate_list:
             try:
-                parsed.append((raw, parse_candidate(raw, self.memory.governance), thread_id, None))
+                cand = parse_candidate(raw, self.memory.governance)
             except InvalidCandidate as exc:
                 parsed.append((raw, Rejection.of(exc), thread_id, None))
+                continue
+            row = rows.get(cand.evidence_message_id or "")
+            parsed.append((raw, cand, thread_id, row.at if row is not None else None))
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
-            self._apply_profile(w, updates, filtered, report)
             self._apply_lifecycle_hints(w, list(removals), list(reinforcements), filtered, report)
+            if compose_profile is not None:
+                updates += compose_profile(report, self._store.get_profile(self.identity))
+            self._apply_profile(w, updates, filtered, report)
         return report
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
@@ -525,22 +546,31 @@ class MemoryScope(_ContextMixin):
                     w.reinforce(fact, message_id=row.id)
                     report.reinforced.append(fact)
 
-    def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None) -> ApplyReport:
+    def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None,
+              at: datetime | str | None = None) -> ApplyReport:
         """Filter ``messages``, extract candidates (the offline rule extractor unless
         ``extractor`` is given — anything with ``extract(filtered, profile=, existing=)``)
-        and pass them through the write gate. The one ingest path of a turn."""
+        and pass them through the write gate. The one ingest path of a turn.
+
+        ``at`` is when the conversation happened (default: now); a message's own
+        timestamp wins. Relative times the user says ("yesterday", "下个月") are
+        resolved against it."""
         from .pipeline.rules import RuleExtractor
 
         engine = extractor or RuleExtractor()
-        filtered = self.memory.filter(messages)
+        when = _when(at) or self._now()
+        filtered = self.memory.filter(messages, at=when)
         if not filtered.has_user:
             report = ApplyReport(filtered=filtered)
             report.skipped = "no user message left after filtering"
             return report
         existing = self._store.list_facts(self.identity, live_at=self._now(), limit=200)
         proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
+        compose = getattr(engine, "compose_profile", None)
         report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
-                            removals=proposal.removals, reinforcements=proposal.reinforcements, extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None))
+                            removals=proposal.removals, reinforcements=proposal.reinforcements,
+                            extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None),
+                            at=when, compose_profile=(lambda r, p: compose(proposal, r, p)) if compose else None)
         unusable = [Rejection("unusable_output", why[:500]) for why in proposal.rejected]
         report.rejected.extend((None, why) for why in unusable)
         if unusable:

@@ -22,7 +22,10 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+
+from ..clock import ensure_utc, parse_time
 
 INJECTED_ORIGINS = frozenset({"memory", "runtime", "upload"})
 UPLOAD_BLOCKS = re.compile(
@@ -56,6 +59,8 @@ class Row:
     id: str
     role: str  # "user" or "assistant"
     content: str
+    at: datetime | None = None  # when it was written: its own timestamp, else the session's time
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,23 @@ class Message:
     content: str | None  # None when the content is not text at all
     meta: dict[str, Any]
     has_tool_calls: bool
+
+    @property
+    def at(self) -> datetime | None:
+        """The message's own timestamp (``timestamp``, ``created_at``, ``time`` or ``date``
+        in its metadata), or None when it has none or it does not parse."""
+        for name in ("timestamp", "created_at", "time", "date"):
+            value = self.meta.get(name)
+            try:
+                if isinstance(value, datetime):
+                    return ensure_utc(value)
+                if isinstance(value, str) and value.strip():
+                    return parse_time(value.strip())
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e11:
+                    return datetime.fromtimestamp(value, UTC)  # epoch seconds
+            except (ValueError, OverflowError, OSError):
+                continue
+        return None
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -121,7 +143,7 @@ def to_message(raw: Any, index: int = 0) -> Message:
     role = _ROLE_ALIASES.get(str(role_raw).lower(), str(role_raw).lower() or "unknown")
     content = _text_of(_get(raw, "content"))
     meta: dict[str, Any] = {}
-    for name in ("metadata", "additional_kwargs"):
+    for name in ("response_metadata", "metadata", "additional_kwargs"):
         value = _get(raw, name)
         if isinstance(value, dict):
             meta.update(value)
@@ -160,7 +182,9 @@ class MessageFilter:
         stripped = text.strip().rstrip(TRAILING_PUNCT)
         return bool(stripped) and self._ack.fullmatch(stripped) is not None
 
-    def __call__(self, messages: Sequence[Any]) -> FilterResult:
+    def __call__(self, messages: Sequence[Any], *, at: datetime | None = None) -> FilterResult:
+        """``at`` is when the conversation happened (a session date); a message's own
+        timestamp wins over it."""
         rows: list[Row] = []
         dropped: list[tuple[str, str]] = []
         skip_reply = False
@@ -185,7 +209,7 @@ class MessageFilter:
                     dropped.append((m.id, "greeting or acknowledgement"))
                     skip_reply = True
                 else:
-                    rows.append(Row(m.id, "user", text))
+                    rows.append(Row(m.id, "user", text, m.at or at))
                     skip_reply = False
             elif m.role == "assistant":
                 if m.has_tool_calls:
@@ -195,7 +219,7 @@ class MessageFilter:
                 elif not m.content or not m.content.strip():
                     dropped.append((m.id, "empty assistant message"))
                 else:
-                    rows.append(Row(m.id, "assistant", m.content.strip()))
+                    rows.append(Row(m.id, "assistant", m.content.strip(), m.at or at))
             elif m.role == "tool":
                 dropped.append((m.id, "tool message"))
             else:
@@ -206,9 +230,9 @@ class MessageFilter:
 _default_filter: MessageFilter | None = None
 
 
-def filter_messages(messages: Sequence[Any]) -> FilterResult:
+def filter_messages(messages: Sequence[Any], *, at: datetime | None = None) -> FilterResult:
     """Filter with the default acknowledgement list (zh + en)."""
     global _default_filter
     if _default_filter is None:
         _default_filter = MessageFilter()
-    return _default_filter(messages)
+    return _default_filter(messages, at=at)

@@ -68,6 +68,7 @@ from .secrets import find_secret
 from .statements import (
     is_attributed,
     is_hypothetical,
+    is_sarcastic,
     is_one_off,
     is_question,
     is_quoted_material,
@@ -392,6 +393,7 @@ def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | No
         (is_attributed, "evidence_attributed", "the quote reports what someone else said"),
         (is_question, "evidence_question", "the quote is part of a question, which states nothing"),
         (is_hypothetical, "evidence_hypothetical", "the quote is hypothetical ('if…'), not a statement of fact"),
+        (is_sarcastic, "evidence_sarcasm", "the quote is sarcasm or a complaint dressed as praise, not a preference"),
     )
     around = sentence_of(row.content, c.evidence_text or "")  # a quote cut short must not hide what is beside it
     problem = screen(around) if around != (c.evidence_text or "") else None

@@ -1,14 +1,23 @@
-"""Offline rule extractor (zh + en): explicit statements only.
+"""The offline rule extractor (zh + en): what people say about themselves, anywhere in a message.
 
-High precision, low recall, and the default when no model is configured. It reads the
-user's own sentences after filtering and recognises a few explicit forms — "记住…",
-"以后…请…", "我是/我主要做…", "我喜欢/偏好…", "不对，其实…", "remember that…",
-"I prefer…", "from now on…", "I'm a…", "actually, …" — and turns each into a labelled
-candidate quoting the clause it came from and citing its message. It never guesses:
-questions and conditionals are skipped; one-off wording ("这次", "today", "for now")
-is labelled temporary and grant wording ("允许", "授权", "allowed to") transactional, so
-the write gate rejects them with a reason instead of the extractor hiding them.
-Everything it returns still goes through governance.
+The default when no model is configured, so for many users it is the whole product.
+Per user message it
+
+1. cuts the text into sentences and clauses (。！？；, ". ", "? ", line breaks, "，但是/不过",
+   ", but", ", so"), leaving out code blocks, quoted text and pasted material;
+2. strips what carries no fact: greetings and acknowledgements in front ("好的，不过…",
+   "hi!", "btw"), trailing politeness ("…, thanks", "谢谢"); cue words stay in the quote
+   ("记住", "不对", "actually") so the gate sees the correction;
+3. matches the clause against the table in ``patterns.py`` and writes a grammatical
+   third-person fact in the clause's language, quoting the clause and citing its message;
+4. anchors relative times ("yesterday", "下个月") to the message's own time, which
+   also becomes the fact's time, so a history import keeps its order;
+5. turns "forget that…", "别记…了" and "I no longer…" into removals of the live fact
+   they name, and tags each fact with its profile section so the profile follows.
+
+It never decides what is stored: questions, hypotheticals, one-off requests, sarcasm,
+statements about other people, grants and secrets are refused by the write gate with a
+reason in the audit, whoever proposed them.
 """
 
 from __future__ import annotations
@@ -16,24 +25,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from ..model.attributes import infer_key
+from ..model.folding import normalize
+from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
+from .patterns import PATTERNS, ZA_WORDS, Pattern
 from .statements import names_project
+from .support import meaning_words
 
-NAME, VERSION = "rules", "1"
+NAME, VERSION = "rules", "2"
 
-_CLAUSE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]?")
-_QUESTION = re.compile(
-    r"[?？]\s*$|^(请问|能不能|do |does |can |could |would |is |are |what |how |why |who |where |when )|"
-    r"是不是|要不要|对不对|好不好|有没有|什么|怎么|为什么|哪里|哪个|多少|[吗呢么]\s*[。！!]?\s*$|来着|"
-    r"\b(can you|could you|would you|do you)\b",
-    re.I,
-)
-_CONDITIONAL = re.compile(r"^(如果|假如|要是|万一)|^(if|when|unless)\b", re.I)
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 _ONE_OFF = re.compile(r"这次|这一次|今天|今晚|刚才|暂时|本次|\b(this time|today|tonight|for now|right now|just now)\b", re.I)
 _GRANT = re.compile(r"允许|授权|批准|同意你|不用再确认|\b(allowed to|authori[sz]e|permission|you may|you can go ahead)\b", re.I)
-_LANG = re.compile(r"(中文|汉语|英文|英语|日语|Chinese|English|Japanese)", re.I)
 
 
 @dataclass
@@ -47,50 +54,207 @@ class Extraction:
     rejected: list[str] = field(default_factory=list)  # output the parser could not use, with reasons
 
 
-def _zh_subject(text: str) -> str:
-    """First person to "用户": "我对花生过敏" -> "用户对花生过敏"."""
-    text = text.strip().strip("，,：:、 ")
-    text = re.sub(r"^我们?", "用户", text)
-    return text if text.startswith("用户") else "用户" + text
+# ------------------------------------------------------------------ clauses
+_MASKS = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
+                    r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
+_SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
+_CLAUSE_ZH = re.compile(r"[，,、]\s*(?!叫|名字叫|今年|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
+_NAME_ONLY = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s*$")
+_CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|i've|i'd|my\b|we\b|"
+                        r"it\b|that\b|you\b|can\b|could\b|please\b)|,\s*(?=(?:and\s+|also\s+|plus\s+)?(?:i\b|i'm|i've|i'd|my\b|"
+                        r"please\b|can you|could you|would you|do you|what|how|why|is there|are there|any\b|thanks|"
+                        r"thank you|btw\b))|\s+-{1,2}\s+|\s+—\s*", re.I)
+_LEAD = re.compile(
+    r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
+    r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
+    r"just so you know|quick note|for context|for the record|fun fact|side note|honestly|tbh|to be honest)\b|"
+    r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)(?=[，,:：!！.。~～\s]|$))"
+    r"[，,:：!！.。~～\s]*|"
+    r"^(?:对了|顺便说一下|顺便说下|顺便提一下|顺便|另外|还有|不过|但是|可是|然后|所以|说起来|话说|跟你说|告诉你|说实话|老实说|"
+    r"实话说|补充一下|更新一下|更新|好消息|坏消息)[，,:：!！.。~～\s]*|"
+    r"^(?:(?:quick|small|big|some|good|bad|little|an?)\s+)?(?:update|news|change|change of plans|heads up|note|context|fyi|"
+    r"background)\s*[:!,.-]+\s*|"
+    r"^(?:no|nope)[,!.]\s*)+", re.I)
+_CUE = re.compile(
+    r"^(?:(?:请?记住|记一下|记好|不对|不是|错了|搞错了|更正一下|更正|其实|实际上|"
+    r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait)(?:[，,、:：!！.。\s]+|$)|"
+    r"(?:请?记住|记一下|其实|实际上)(?=我))+",
+    re.I)
+_TRAIL = re.compile(r"(?:[，,\s]*(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|:\)|:-\)|"
+                    r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～)|[.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
+                    re.I)
 
 
-def _en_subject(text: str) -> str:
-    text = text.strip().strip(",:; ").rstrip(".!")
-    lone_i = re.match(r"^i\s+(?:(really|mainly|mostly|also|usually|always|never)\s+)?([a-z']+)\b", text, re.I)
-    if lone_i and lone_i.group(2).lower() not in ("am", "'m"):
-        adverb = f"{lone_i.group(1)} " if lone_i.group(1) else ""
-        text = f"The user {adverb}{_third_person(lone_i.group(2))}" + text[lone_i.end():]
-    rules = [(r"^i am\b|^i'm\b", "The user is"), (r"^my\b", "The user's"), (r"^the user\b", "The user"),
-             (r"^we are\b|^we're\b", "The user's team is"), (r"^we\b", "The user's team")]
-    for pattern, repl in rules:
-        new, n = re.subn(pattern, repl, text, count=1, flags=re.I)
-        if n:
-            text = new
+@dataclass(frozen=True, slots=True)
+class Clause:
+    quote: str  # the words quoted as evidence: cue words kept, greetings and politeness cut
+    body: str  # what the patterns read: cue words cut as well
+    question: bool
+    cues: frozenset[str]
+    inherits_subject: bool = False  # a zh clause that continues the previous one's "我" ("…，主要写 C++")
+
+
+def _masked(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _MASKS.finditer(text)]
+
+
+def _spans(text: str, splitter: re.Pattern[str], start: int, end: int) -> list[tuple[int, int]]:
+    out, pos = [], start
+    for m in splitter.finditer(text, start, end):
+        if m.group(0) == "." and _ABBREVIATION.search(text[max(start, m.start() - 6):m.start()]):
+            continue  # "e.g. ", "Dr. ": not the end of a sentence
+        if m.start() > pos:
+            out.append((pos, m.start()))
+        pos = max(pos, m.end())
+    if pos < end:
+        out.append((pos, end))
+    return out
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of a user message, cleaned, in order."""
+    masks = _masked(text)
+    out: list[Clause] = []
+    for s_start, s_end in _spans(text, _SENTENCE, 0, len(text)):
+        if any(a < s_end and s_start < b for a, b in masks):
+            continue  # a sentence with quoted or pasted material in it is not plainly the user's own
+        tail = text[s_end:s_end + 2]
+        asked = "?" in tail or "？" in tail
+        sentence_is_zh = bool(_HAN.search(text[s_start:s_end]))
+        parts = _spans(text, _CLAUSE_ZH if sentence_is_zh else _CLAUSE_EN, s_start, s_end)
+        merged: list[tuple[int, int]] = []
+        for a, b in parts:  # a lone lead-in ("记住，" "不对，" "好的，") stays with what follows it, and so does
+            # a lone name before an apposition ("Oscar, my guinea pig, …")
+            if merged and (_is_lead_only(text[merged[-1][0]:merged[-1][1]]) or
+                           _NAME_ONLY.match(text[merged[-1][0]:merged[-1][1]])):
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        previous_is_me = False
+        for i, (a, b) in enumerate(merged):
+            clause = _clean(text[a:b], question=asked and i == len(merged) - 1)
+            if clause is None:
+                continue
+            if sentence_is_zh:
+                own = zh_subject_first(clause.body)
+                if previous_is_me and not _ZH_SUBJECT.search(own) and not _ZH_RULE_LEAD.search(own):
+                    clause = Clause(clause.quote, clause.body, clause.question, clause.cues, True)
+                previous_is_me = own.startswith("我") or (previous_is_me and clause.inherits_subject)
+            out.append(clause)
+    return out
+
+
+_ZH_TIME_START = re.compile(r"^(?:昨天|前天|上周末?|上个?星期|上个?月|去年|前年|前段时间|前阵子|刚刚?|最近|下周|下个?月|明年|今年)")
+_ZH_SUBJECT = re.compile(r"我|你|您|他|她|它|咱|大家|别人|用户|这|那|有人")
+_ZH_RULE_LEAD = re.compile(r"^(?:以后|之后|今后|往后|每次|默认|平时)|请|麻烦|别|不要|千万|吗$")
+
+
+_STANDING_LEAD = re.compile(r"(?:from now on|going forward|in (?:the )?future|by default|always|以后|今后|往后|平时)[,，:：]?",
+                            re.I)
+
+
+def _is_lead_only(part: str) -> bool:
+    stripped = part.strip()
+    return bool(stripped) and (_LEAD.sub("", stripped + " ").strip() == "" or _CUE.sub("", stripped + " ").strip() == ""
+                               or _STANDING_LEAD.fullmatch(stripped) is not None)
+
+
+def _clean(raw: str, *, question: bool) -> Clause | None:
+    text = raw.strip()
+    while True:
+        shorter = _LEAD.sub("", text).strip()
+        if shorter == text:
             break
-    else:
-        text = "The user: " + text
-    text = re.sub(r"\bme\b", "the user", text, flags=re.I)
-    text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
-    return text[0].upper() + text[1:] + "."
+        text = shorter
+    text = _TRAIL.sub("", text).strip()
+    cue = _CUE.match(text)
+    cues: set[str] = set()
+    body = text
+    if cue:
+        words = normalize(cue.group(0))
+        if re.search(r"记|remember|note", words):
+            cues.add("explicit")
+        if re.search(r"不对|不是|错|更正|其实|实际上|actually|correction|clarify|wait", words):
+            cues.add("correction")
+        body = _LEAD.sub("", text[cue.end():].strip()).strip()
+    body = re.sub(r",?\s+not\s+(?-i:[A-Z])[\w\-]*(?:\s(?-i:[A-Z])[\w\-]*)*\s*$", "", body)  # "Austin, not Boston"
+    if len(body) < 2:
+        return None
+    is_question = question or bool(re.search(r"[?？]\s*$", raw)) or bool(_ASKS.search(body))
+    return Clause(text, body, is_question, frozenset(cues))
 
 
-def _end(text: str) -> str:
-    text = text.rstrip("。.！!；;，, ")
-    text = re.sub(r"[吧呀啊哦呢嘛啦]+$", "", text)
+_ASKS = re.compile(r"^(?:do|does|did|can|could|would|should|is|are|was|were|will|what|how|why|where|who|which|when|"
+                   r"have you|has anyone)\b|^(?:请问|是不是|要不要|能不能|可不可以|有没有|为什么|为啥|怎么|如何)|"
+                   r"什么|怎么|为什么|为啥|哪里|哪儿|哪个|哪些|多少|来着|是不是|能不能|要不要|[吗呢么]$", re.I)
+
+
+# ------------------------------------------------------------- third person
+_ZH_ADVERBS = re.compile(rf"^(?P<adv>(?:(?:{ZA_WORDS}|接下来|这几个月|这段时间|平常|一般来说)\s*)*)(?P<me>我们?|本人)")
+
+
+def zh_subject_first(body: str) -> str:
+    """"平时我主要负责…" -> "我平时主要负责…": what the zh patterns read."""
+    m = _ZH_ADVERBS.match(body)
+    if m and m.group("adv"):
+        return m.group("me") + m.group("adv") + body[m.end():]
+    return body
+
+
+def _zh_third(body: str) -> str:
+    text = zh_subject_first(body)
+    text = re.sub(r"^(?:我们|我|本人)(?!的)|^我的", lambda m: "用户的" if m.group(0) == "我的" else "用户", text)
+    if re.match(r"^用户(?:女儿|儿子|孩子|老婆|老公|妻子|丈夫|爱人|对象|爸爸|妈妈|父母|哥哥|姐姐|弟弟|妹妹)", text):
+        text = "用户的" + text[2:]
+    if not text.startswith("用户"):
+        text = "用户" + text
+    text = re.sub(r"(?<![自])我们?", "用户", text[2:])
+    return _zh_end("用户" + text)
+
+
+def _zh_end(text: str) -> str:
+    text = re.sub(r"[吧呀啊哦呢嘛啦哈~～]+$", "", text.rstrip("。.！!；;，, "))
     return text + "。"
 
 
-_IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "am": "is", "was": "was", "can": "can",
-              "will": "will", "would": "would", "should": "should", "must": "must", "might": "might"}
+def _zh_rule(body: str) -> str:
+    text = re.sub(r"^(?:请你?|麻烦你?)", "", body)
+    if "请" in text:
+        before, after = text.split("请", 1)
+        before = re.sub(r"^(?:请|你)", "", before)
+        lead = re.match(r"^(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始)", before)
+        if lead and len(before) > lead.end() and not before.endswith(("时", "的时候")):
+            before += "时"
+        text = before + after
+    text = re.sub(r"^(以后|之后|今后|往后|平时|每次)?(都|也)?(?:你)?", r"\1\2", text)
+    text = re.sub(r"(?:千万|永远)?别(?:再)?", lambda m: "不要" + ("再" if "再" in m.group(0) else ""), text, count=1)
+    text = re.sub(r"给我|帮我", "", text)
+    text = re.sub(r"了$", "", text.rstrip("。.！!"))
+    return _zh_end("用户希望" + text.replace("我", "用户"))
 
 
-def _third_person(verb: str) -> str:
-    """"like" -> "likes" after "The user" (a light conjugation; enough for these patterns).
-    A past tense ("moved", "left") stays as it is."""
+_PAST = frozenset("""left quit got went made took began became bought lost found met had was did saw ran wrote sold grew came felt
+    thought knew spent won broke flew drove chose fell gave kept built paid sent taught caught brought put set cut hurt
+    read led won't""".split())
+_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may", "can't", "cannot", "won't", "wouldn't",
+           "couldn't", "shouldn't", "used"}
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "don't": "doesn't", "am": "is", "'m": "is", "'ve": "has",
+              "'d": "would", "'ll": "will", "haven't": "hasn't", "aren't": "isn't", "wanna": "wants to",
+              "gonna": "is going to", "gotta": "has to"}
+_ADVERBS = r"(?:no longer|just|really|also|mostly|mainly|usually|always|never|still|now|recently|finally|actually|only|often|" \
+           r"sometimes|currently|even|already|definitely|totally|absolutely|generally|normally|kind of|kinda|sort of|" \
+           r"basically|primarily|mostly|rarely|seldom|occasionally|literally|officially)"
+_IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
+                         r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
+                         r"retired|passed|failed|won|broke|hurt|turned|love|loving|been)\b", re.I)
+
+
+def _third_person_verb(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low.endswith("ed") or low in ("left", "quit", "got", "went", "made", "took", "began", "became", "bought"):
+    if low in _MODALS or low in _PAST or low.endswith("ed") or low.endswith("n't"):
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -99,165 +263,280 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
-# (pattern over a clause, builder(match, clause) -> (content, category, key, explicit))
-def _zh_rules():
-    def remember(m, c):
-        return _end(_zh_subject(m.group(1))), None, None, True
-
-    def lang(m, c):
-        rest = m.group(0)
-        body = re.sub(r"^(以后|之后|今后|平时|往后)?(都|也)?请?(你)?", "", rest).rstrip("。.！!")
-        return _end("用户偏好" + body), "preference", "response_language", False
-
-    def later(m, c):
-        return _end("用户希望以后" + m.group(2)), "preference", None, False
-
-    def identity(m, c):
-        return _end("用户" + m.group(1) + m.group(2)), "context", None, False
-
-    def likes(m, c):
-        return _end("用户" + m.group(1) + m.group(2)), "preference", None, False
-
-    def correction(m, c):  # the corrected statement itself; the gate retires what it contradicts
-        return _end(_zh_subject(m.group(1))), None, None, False
-
-    def lives(m, c):
-        return _end("用户" + m.group(1)), "context", None, False
-
-    return [
-        (re.compile(r"^(?:请)?记住[：:，,]?\s*(.{2,})"), remember),
-        (re.compile(r"(?:以后|之后|今后|平时|往后)?(?:都|也)?请?(?:你)?(?:用|使用)(?:中文|汉语|英文|英语|日语|Chinese|English)[^，,。；;]*",
-                    re.I), lang),
-        (re.compile(r"^(以后|之后|今后|往后)[^，,。]*?请(.{2,})"), later),
-        (re.compile(r"^我(是|主要做|主要负责|从事|负责)(.{2,})"), identity),
-        (re.compile(r"^我(?:现在|目前|已经|一直|平时)?(在)(.{1,30}(?:工作|上班|读书|上学|生活|实习|任职))"), identity),
-        (re.compile(r"^我(?:现在|目前|已经)?((?:住在|居住在|家在|搬到了?|搬去了?|定居在?).{2,30})"), lives),
-        (re.compile(r"^我(?:比较|更|很|特别)?(喜欢|偏好|偏爱|讨厌|不喜欢|习惯)(.{1,})"), likes),
-        (re.compile(r"^(?:不对|不是|错了)[，,]?\s*(?:其实|实际上)?(.{2,})"), correction),
-        (re.compile(r"^(?:其实|实际上)[，,]?\s*(我.{2,})"), correction),
-    ]
-
-
-def _en_rules():
-    def remember(m, c):
-        return _en_subject(m.group(1)), None, None, True
-
-    def prefer(m, c):
-        return f"The user prefers {m.group(1).strip().rstrip('.!')}.", "preference", None, False
-
-    def from_now(m, c):
-        return f"From now on, the user wants: {m.group(1).strip().rstrip('.!')}.", "preference", None, False
-
-    def identity(m, c):
-        return _en_subject(m.group(0)), "context", None, False
-
-    def likes(m, c):
-        return _en_subject(m.group(0)), "preference", None, False
-
-    def correction(m, c):  # the corrected statement itself; the gate retires what it contradicts
-        return _en_subject(m.group(1)), None, None, False
-
-    def switched(m, c):
-        return f"The user has switched to {m.group(1).strip().rstrip('.!')}.", None, None, False
-
-    return [
-        (re.compile(r"^(?:please\s+)?remember(?:\s+that)?[,:]?\s+(.{3,})", re.I), remember),
-        (re.compile(r"^i(?: would|'d)? prefer\s+(.{3,})", re.I), prefer),
-        (re.compile(r"^from now on[,:]?\s*(?:please\s+)?(.{3,})", re.I), from_now),
-        (re.compile(r"^(?:i am|i'm)\s+(?:a|an)\s+(?!bit\b|little\b|lot\b)[a-z].{2,}|"
-                    r"^i (?:mainly |mostly )?work (?:on|as|at|in)\s+.{3,}", re.I),
-         identity),
-        (re.compile(r"^i (?:really )?(?:like|love|hate|dislike|enjoy)\s+.{3,}", re.I), likes),
-        (re.compile(r"^(?:no[,.]?\s+)?actually[,]?\s+(.{3,})", re.I), correction),
-        (re.compile(r"^i(?:'ve| have)?\s+(?:now\s+)?(?:switched|moved|changed|gone over)\s+to\s+(.{2,})", re.I), switched),
-    ]
+def _en_third(body: str) -> str:
+    text = body.replace("’", "'").replace("‘", "'").strip().strip(",:; ")
+    head = re.match(r"^(?:i|we)\b\s*(?P<aux>'m|am|'ve|have|'d|'ll|will|was|were|are|'re)?\b\s*", text, re.I)
+    if head:
+        we = text[:2].lower() == "we"
+        rest = text[head.end():]
+        aux = (head.group("aux") or "").lower()
+        subject = "The user and their family" if we else "The user"
+        if aux:
+            verb = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll": "will", "will": "will",
+                    "was": "was", "were": "were", "are": "are", "'re": "are"}[aux]
+            if we:
+                verb = {"is": "are", "has": "have", "was": "were"}.get(verb, verb)
+            text = f"{subject} {verb} {rest}"
+        else:
+            m = re.match(rf"^((?:{_ADVERBS}\s+)*)([\w']+)", rest, re.I)
+            if m and not we:
+                text = f"{subject} {m.group(1)}{_third_person_verb(m.group(2))}{rest[m.end():]}"
+            else:
+                text = f"{subject} {rest}"
+    elif re.match(r"^my\b", text, re.I):
+        text = "The user's" + text[2:]
+    elif re.match(r"^our\b", text, re.I):
+        text = "The user's" + text[3:]
+    else:
+        text = "The user: " + text
+    text = re.sub(r"\bi'm\b", "they're", text, flags=re.I)
+    text = re.sub(r"\bi've\b", "they've", text, flags=re.I)
+    text = re.sub(r"\bi'd\b", "they'd", text, flags=re.I)
+    text = re.sub(r"\bi'll\b", "they'll", text, flags=re.I)
+    text = re.sub(r"(?<!')\bI\b|\bi\b(?!')", "they", text)
+    text = re.sub(r"\bmy\b", "their", text, flags=re.I)
+    text = re.sub(r"\bmine\b", "theirs", text, flags=re.I)
+    text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\bme\b", "them", text, flags=re.I)
+    text = re.sub(r"\bour\b", "their", text, flags=re.I)
+    text = re.sub(r"\b(is|are) gonna\b", r"\1 going to", text)
+    text = re.sub(r"\bgonna\b", "going to", text)
+    text = re.sub(r"\bwanna\b", "want to", text)
+    return _en_end(text)
 
 
-ZH_RULES, EN_RULES = _zh_rules(), _en_rules()
-_HAN = re.compile(r"[\u4e00-\u9fff]")
+def _en_end(text: str) -> str:
+    text = text.strip().rstrip(".!,;: ")
+    return text[0].upper() + text[1:] + "."
 
 
-def _categorise(content: str) -> str:
-    if _LANG.search(content) or re.search(r"喜欢|偏好|prefer|like", content, re.I):
-        return "preference"
-    return "context"
+def _en_rule(body: str) -> str:
+    text = re.sub(r"^(?:please|pls|and)\s+", "", body.replace("’", "'").strip(), flags=re.I).rstrip(".! ")
+    when = ""
+    m = re.match(r"^(from now on|going forward|in (?:the )?future|by default)\b[,:]?\s*(?:please\s+)?", text, re.I)
+    if m:
+        when, text = " " + m.group(1).lower(), text[m.end():]
+    text = text[:1].lower() + text[1:] if not text[:2].isupper() else text
+    negative = re.match(r"^(?:don't|do not|stop|quit|no more)\s+(?:ever\s+)?", text, re.I)
+    if negative:
+        text = text[negative.end():]
+        verb = re.match(r"^(\w+ing)\b", text)
+        if verb and verb.group(1).lower() not in ("bring", "thing", "string"):
+            text = verb.group(1)[:-3] + text[verb.end():]  # "stop adding" -> "add"
+            text = re.sub(r"^(us|ad|writ|includ|giv|putt|apologis|apologiz)(?=\s|$)",
+                          lambda v: {"us": "use", "ad": "add", "writ": "write", "includ": "include", "giv": "give",
+                                     "putt": "put", "apologis": "apologise", "apologiz": "apologize"}[v.group(1)], text)
+        text = "not to " + text
+    elif re.match(r"^avoid\b", text, re.I):
+        text = "avoid" + text[5:]
+        text = "to " + text
+    else:
+        text = "to " + text
+    text = re.sub(r"\bme\b", "the user", text, flags=re.I)
+    text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
+    text = re.sub(r"\byour\b\s*", "", text, flags=re.I) if re.match(r"to keep your", text, re.I) else text
+    return _en_end(f"The user wants the assistant {text}{when}")
 
 
-def _labels(clause: str) -> dict[str, Any]:
-    return {
-        "scope": "user",
-        "durability": "temporary" if _ONE_OFF.search(clause) else "durable",
-        "authority": "transactional" if _GRANT.search(clause) else "descriptive",
-    }
+def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
+    if pattern.rewrite == "self":
+        return _zh_third(body) if zh else _en_third(body)
+    if pattern.rewrite == "rule":
+        return _zh_rule(body) if zh else _en_rule(body)
+    if pattern.rewrite == "prefer":  # "平时请用中文解释" -> "用户偏好用中文解释。"
+        return _zh_end("用户偏好" + re.sub(r"^(?:以后|之后|今后|平时|往后|每次)?(?:都|也)?请?(?:你)?", "", body))
+    groups = {k: v for k, v in match.groupdict().items() if v}
+    for name in list(groups):
+        if name[-1].isdigit():  # an alternative spelling of the same group
+            groups.setdefault(name[:-1], groups[name])
+    values = {k: (v.lower() if k in ("what", "who") else v) for k, v in groups.items()}
+    return str(pattern.rewrite).format_map(_Blank(values))
 
 
-def extract_rules(filtered: FilterResult) -> Extraction:
-    """Candidates from the user's explicit statements in ``filtered`` (already filtered)."""
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+# --------------------------------------------------------------- extraction
+def extract_rules(filtered: FilterResult, existing: Sequence[Any] = ()) -> Extraction:
+    """Candidates (and removals) from the user's statements in ``filtered``."""
     out = Extraction()
     for row in filtered.rows:
         if row.role == "user":
-            out.facts.extend(_from_row(row))
+            _from_row(row, existing, out)
     return out
 
 
-_LEAD_IN = re.compile(r"^(请?记住|不对|不是|错了|其实|实际上|以后|之后|今后|往后|另外|还有)$")
+def reading(clause: Clause) -> tuple[str, bool]:
+    """What the patterns read: zh with the subject first, en with the dropped "I" back
+    ("Lost my job yesterday") and typographic apostrophes folded."""
+    zh = bool(_HAN.search(clause.body))
+    if zh:
+        body = zh_subject_first(clause.body)
+        implicit = clause.inherits_subject or (_ZH_TIME_START.match(body) and not _ZH_SUBJECT.search(body))
+        return ("我" + body if implicit else body), True
+    body = clause.body.replace("’", "'").replace("‘", "'")
+    fronted = _FRONTED.match(body)
+    if fronted:  # "This quarter I'm focused on Rust" -> "I'm focused on Rust this quarter"
+        lead = fronted.group("lead").strip()
+        body = fronted.group("rest") + " " + (lead[0].lower() + lead[1:])
+    if re.match(r"^been\b", body, re.I):
+        body = "I've " + body
+    elif _IMPLICIT_I.match(body):  # "Lost my job yesterday": the speaker is the subject
+        body = "I " + (body[0].lower() + body[1:] if not body[:2].isupper() else body)
+    return body, False
 
 
-def clauses(text: str) -> list[tuple[str, bool]]:
-    """(clause, whether its sentence is a question). Chinese sentences are also cut at
-    "，" — a lead-in such as "记住" or "不对" stays with what follows it, as written."""
-    out: list[tuple[str, bool]] = []
-    for sentence in (c.strip() for c in _CLAUSE.findall(text)):
-        question = bool(re.search(r"[?？]\s*$", sentence))
-        if not _HAN.search(sentence):
-            out.append((sentence, question))
+_FRONTED = re.compile(
+    r"^(?P<lead>(?:this|next|last|these|lately|recently|nowadays|currently|since|as|at|for|in|on|after|before|during|"
+    r"ever since|right now|now|these days|outside|besides|apart from)\b[^,]{0,40}?),?\s+(?P<rest>(?:i|i'm|i've|i'd|my)\b.+)$",
+    re.I)
+
+
+def first_match(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
+    body, zh = reading(clause)
+    for pattern in PATTERNS:
+        if pattern.lang != ("zh" if zh else "en"):
             continue
-        spans = [(m.start(), m.end()) for m in re.finditer(r"[^，、,]+", sentence) if m.group().strip()]
-        merged: list[tuple[int, int]] = []
-        for start, end in spans:
-            if merged and _LEAD_IN.match(sentence[merged[-1][0]:merged[-1][1]].strip().rstrip("：:")):
-                merged[-1] = (merged[-1][0], end)  # keep the original text between them
-            else:
-                merged.append((start, end))
-        out.extend((sentence[a:b].strip(), question) for a, b in merged)
-    return out
+        m = pattern.compiled().search(body)
+        if m:
+            return pattern, m, zh
+    return None
 
 
-def _from_row(row: Row) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+_REMEMBER_THIS = Pattern("explicit", "en", r"^.+$", examples=(("Remember that I'm on call every other weekend.",
+                                                            "The user is on call every other weekend."),))
+
+
+def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
+    """"记住…" / "remember that…" with no pattern of its own: kept as said, when it is about
+    the user (first person) or the project — "Remember Jon, just do it!" is neither."""
+    if "explicit" not in clause.cues:
+        return None
+    body, zh = reading(clause)
+    if not (re.search(r"我|\b(?:i|i'm|i've|my|me|we|our)\b", body, re.I) or names_project(body)):
+        return None
+    return _REMEMBER_THIS, re.match(r"^.+$", body, re.S), zh  # type: ignore[return-value]
+
+
+def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
     seen: set[str] = set()
-    for clause, in_question in clauses(row.content):
-        if len(clause) < 3 or in_question or _QUESTION.search(clause) or _CONDITIONAL.search(clause):
+    for clause in clauses(row.content):
+        if clause.question:
+            continue  # nothing is stated; the gate would refuse it anyway
+        found = first_match(clause) or _explicit(clause)
+        if found is None:
             continue
-        rules = ZH_RULES if _HAN.search(clause) else EN_RULES
-        for pattern, build in rules:
-            m = pattern.search(clause)
-            if not m:
-                continue
-            content, category, key, explicit = build(m, clause)
-            project = names_project(clause)
-            if project:  # "记住：这个项目的部署脚本在…" describes the project, not the user
-                body = re.sub(r"^(?:请)?记住[：:，,]?\s*|^(?:please\s+)?remember(?:\s+that)?[,:]?\s+", "", clause,
-                              flags=re.I).strip()
-                content = body.rstrip("。.！!") + ("。" if _HAN.search(body) else ".")
-            if content in seen:
-                break
-            seen.add(content)
-            quote = m.group(0).strip().rstrip("。.！!；;，, ")
-            found.append({
-                "content": content,
-                "category": category or _categorise(content),
-                "key": key,
-                "kind": "fact",
-                "confidence": 0.95 if explicit else 0.9,
-                "explicit": explicit,
-                "evidence_message_id": row.id,
-                "evidence_text": quote,
-                **_labels(clause),
-                **({"scope": "project"} if project else {}),
-            })
-            break
-    return found
+        pattern, m, zh = found
+        if pattern.rewrite == "forget":
+            _removal(row, clause, (m.groupdict().get("what") or m.groupdict().get("what2") or "").strip(), existing, out)
+            continue
+        content = render(pattern, m, reading(clause)[0], zh)
+        content = anchor(content, row.at, zh=zh)
+        if pattern.change and re.match(r"^i\s+(?:no longer|stopped|quit|gave up)|^我.{0,4}(?:不再|已经不|戒了)",
+                                       clause.body, re.I) and not infer_key(content):
+            if _removal(row, clause, re.sub(r"^(?:i|我)\s*", "", clause.body, flags=re.I), existing, out):
+                continue  # "I no longer use Windows": the old fact goes; nothing new to keep
+        if content in seen:
+            continue
+        seen.add(content)
+        project = names_project(clause.quote)
+        if project:  # "记住：这个项目的部署脚本在…" describes the project, not the user
+            if not re.search(r"我|\b(?:i|i'm|my|me)\b", clause.body, re.I):
+                content = clause.body.rstrip("。.！!") + ("。" if zh else ".")
+        standing = pattern.category == "preference" or pattern.rewrite == "rule"
+        fact: dict[str, Any] = {
+            "content": content,
+            "category": pattern.category,
+            "key": pattern.key,
+            "kind": "fact",
+            "confidence": 0.95 if "explicit" in clause.cues else 0.9,
+            "explicit": "explicit" in clause.cues,
+            "evidence_message_id": row.id,
+            "evidence_text": clause.quote,
+            "scope": "project" if project else "user",
+            "durability": "temporary" if standing and _ONE_OFF.search(clause.quote) else "durable",
+            "authority": "transactional" if _GRANT.search(clause.quote) else "descriptive",
+            "section": None if project else pattern.section,
+            "pattern": pattern.name,
+        }
+        if pattern.expires_days and row.at is not None:
+            fact["valid_until"] = (row.at + timedelta(days=pattern.expires_days)).isoformat()
+        elif pattern.expires_days:
+            fact["expires_days"] = pattern.expires_days
+        out.facts.append(fact)
+
+
+def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: Extraction) -> bool:
+    """Retire the live fact ``what`` names ("forget that I have a cat", "别记我住在哪了")."""
+    target = _best_match(what, existing)
+    if target is None:
+        return False
+    out.removals.append({"fact_id": target.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
+                         "reason": f"the user said: {clause.quote[:200]}"})
+    return True
+
+
+def _best_match(what: str, existing: Sequence[Any]) -> Any | None:
+    key = infer_key(what) or _key_of_question(what)
+    if key:
+        keyed = [f for f in existing if getattr(f, "key", None) == key]
+        if keyed:
+            return keyed[0]
+    words = meaning_words(what)
+    if not words:
+        return None
+    best, best_share = None, 0.0
+    for fact in existing:
+        theirs = meaning_words(fact.content)
+        share = len(words & theirs) / len(words)
+        if share > best_share:
+            best, best_share = fact, share
+    return best if best_share >= 0.5 else None
+
+
+_WHERE = {"home_city": r"住在哪|住哪|住的地方|where i live|my address|my city|where i'm based",
+          "employer": r"在哪(?:上班|工作)|哪家公司|where i work|my employer|my job",
+          "name": r"名字|叫什么|my name", "job_role": r"做什么工作|职业|my job title|what i do"}
+
+
+def _key_of_question(what: str) -> str | None:
+    """"别记我住在哪了": a removal that names the attribute, not its value."""
+    folded = normalize(what)
+    return next((key for key, pattern in _WHERE.items() if re.search(pattern, folded)), None)
+
+
+def compose_profile(proposal: Extraction, report: Any, profile: Any) -> list[dict[str, Any]]:
+    """Profile section updates from the facts this turn saved: a section's summary keeps
+    its other sentences, drops the ones these facts replace or that were removed, and
+    adds the new ones. Each cites the user messages it rests on; the gate checks them."""
+    sections = {normalize(c["content"]): c.get("section") for c in proposal.facts}
+    by_section: dict[str, list[Any]] = {}
+    for fact in report.saved:
+        section = sections.get(normalize(fact.content))
+        if section:
+            by_section.setdefault(section, []).append(fact)
+    gone = {normalize(f.content) for f in (*report.superseded, *report.removed)}
+    updates = []
+    for section, new in by_section.items():
+        old = getattr(profile, "sections", {}).get(section) if profile is not None else None
+        kept = []
+        if old is not None:
+            new_keys = {f.key for f in new if f.key}
+            for sentence in re.findall(r"[^。.!！]+[。.!！]?", old.summary):
+                s = sentence.strip()
+                if s and normalize(s) not in gone and (infer_key(s) not in new_keys or infer_key(s) is None) \
+                        and normalize(s) not in {normalize(f.content) for f in new}:
+                    kept.append(s)
+        sentences = kept + [f.content for f in new]
+        summary = " ".join(sentences)
+        while len(summary) > 600 and len(sentences) > 1:
+            sentences = sentences[1:]
+            summary = " ".join(sentences)
+        ids = [f.provenance.message_id for f in new if f.provenance.message_id]
+        updates.append({"section": section, "summary": summary, "source_message_ids": list(dict.fromkeys(ids))})
+    return updates
 
 
 class RuleExtractor:
@@ -266,4 +545,9 @@ class RuleExtractor:
     name, version = NAME, VERSION
 
     def extract(self, filtered: FilterResult, *, profile: Any = None, existing: Sequence[Any] = ()) -> Extraction:
-        return extract_rules(filtered)
+        return extract_rules(filtered, existing)
+
+    compose_profile = staticmethod(compose_profile)
+
+
+__all__ = ["Clause", "Extraction", "RuleExtractor", "clauses", "compose_profile", "extract_rules", "first_match"]

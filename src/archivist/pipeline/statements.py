@@ -107,7 +107,8 @@ def sentence_of(message: str, quote: str) -> str:
 
 _QUESTION_START = re.compile(
     r"^\s*(?:and\s+|but\s+|so\s+|also\s+)?(?:how|what|why|where|who|whom|which|whose|can|could|would|should|"
-    r"do|does|did|is|are|was|were|will|shall|may|might|have|has|am|isn't|aren't|don't|doesn't|won't)\b"
+    r"do|does|did|is|are|was|were|will|shall|may|might|have|has|am|isn't|aren't)\b|"
+    r"^\s*(?:don't|doesn't|won't|didn't)\s+(?:you|we|i|they|he|she|it)\b"
 )
 _QUESTION_ZH = re.compile(r"吗\s*[。.]?\s*$|^(?:请问|是不是|要不要|能不能|可不可以|有没有|为什么|为啥|怎么|如何)")
 
@@ -154,6 +155,38 @@ def is_attributed(loc: Located) -> bool:
     return bool(_ATTRIBUTION.search(before[-80:] + head))
 
 
+_PRAISE = re.compile(
+    r"喜欢|爱|太好|真好|真棒|好棒|厉害|感谢|谢谢|佩服|开心|满意|"
+    r"\b(?:love|loves|loved|like|likes|enjoy|enjoys|adore|great|wonderful|perfect|fantastic|brilliant|amazing|awesome|"
+    r"helpful|thanks|thank you|appreciate|nice|genius|impressive|lovely)\b")
+_COMPLAINT = re.compile(
+    r"(?:你|您)(?:每次|总是|老是|又|都|一直|居然|竟然|就)?[^，。！？]{0,8}?(?:忘|改坏|搞错|弄错|写错|答错|错|坏|乱|瞎|不听|听不懂|"
+    r"没用|卡|崩|胡说|编)|"
+    r"\byou(?:'re| are)?\s+(?:always\s+|never\s+|keep\s+|just\s+|again\s+|completely\s+|totally\s+)*(?:forget|forgot|"
+    r"forgetting|break|broke|breaking|ignore|ignored|ignoring|mess|messed|messing|screw|screwed|fail|failed|failing|"
+    r"useless|wrong|hallucinat\w*|make (?:stuff|things) up|made (?:stuff|things) up|get (?:it|this|that|\w+) wrong|"
+    r"got (?:it|this|that|\w+) wrong|lose|lost|delete|deleted|overwr\w*)|"
+    r"\b(?:another|yet another|again|for the (?:third|fourth|fifth|\w+) time)\b.{0,30}\b(?:wrong|broken|error|mistake|"
+    r"fail\w*|bug)")
+_IRONY = re.compile(r"呵呵|真是(?:太)?(?:好|棒|谢谢|厉害)了?|可真(?:行|棒|厉害)|谢谢你啊|\b(?:oh|yeah|wow|great|perfect),?\s+"
+                    r"(?:great|wonderful|perfect|fantastic|brilliant|nice|sure|right|thanks|just what i needed)\b|"
+                    r"\byeah,?\s+right\b|\bthanks for nothing\b|\breally helpful\b|\bso helpful\b|\bjust (?:love|adore)\b|"
+                    r"\blove (?:it )?(?:when|how) you\b|/s\b|🙄|😒|🙃")
+
+
+def is_sarcastic(loc: Located) -> bool:
+    """Praise or a "preference" that is a complaint about the assistant: "I just love it
+    when you forget my settings", "Oh great, wrong again. Really helpful.", "呵呵，你每次都把
+    我的代码改坏，真是太好了". Judged on the quote's sentence and the message around it."""
+    before, quote, after = _span(loc, _SENTENCE_END)
+    sentence = (before + quote + after).strip()
+    if not _PRAISE.search(sentence):
+        return False
+    if _COMPLAINT.search(sentence):
+        return True
+    return bool(_IRONY.search(loc.text) and _COMPLAINT.search(loc.text))
+
+
 _QUOTE_PAIRS = (("“", "”"), ("「", "」"), ("『", "』"), ('"', '"'), ("‘", "’"), ("《", "》"))
 _PASTE_TAGS = re.compile(r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
 
@@ -195,7 +228,7 @@ ONE_OFF = re.compile(
     r"message|code|snippet|query|table|list|report|slide|deck|draft|one|question|answer|task))\b"
 )
 STANDING = re.compile(
-    r"以后|今后|往后|之后都|从现在|每次|每回|总是|一直|默认|始终|平时|一律|都用|都请|都要|习惯|通常|一般|长期|永远|每当|当你|"
+    r"以后|今后|往后|之后都|从现在|每次|每回|总是|一直|默认|始终|平时|一律|都用|都请|都要|习惯|通常|一般|长期|永远|每当|当你|叫我|称呼我|\bcall me\b|"
     r"\bwhen(?:ever)? you\b|\bif you (?:ever\s+)?(?:get|make|are|don't)\b|"
     r"\b(?:always|from now on|going forward|in (?:the )?future|by default|every time|whenever|all the time|generally|"
     r"in general|usually|never|henceforth|as a rule|each time|any time|anytime)\b"
@@ -230,7 +263,7 @@ def is_one_off(loc: Located) -> bool:
             break
         lead = shorter
     prohibition = bool(re.match(r"^(?:please\s+)?(?:don't|do not|never|no)\b|^(?:请)?(?:不要|别|勿)", lead))
-    request = bool(_REQUEST.search(lead) or prohibition or _ASKS.search(sentence))
+    request = bool(_REQUEST.search(lead) or prohibition or _ASKS.search(lead))  # "跟你说一下，…" asks nothing
     if re.match(r"^(?:我|i\b|i'm|i'd|i'll|we\b)", lead) and not re.search(r"你|您|\byou\b", lead):
         request = False  # "我会尝试一下的": the user speaks of themselves
     wish = bool(_PREFERENCE_VERB.search(sentence))

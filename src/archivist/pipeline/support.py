@@ -91,6 +91,12 @@ def _tokens(text: str) -> tuple[list[str], set[str]]:
     return words, values
 
 
+def meaning_words(text: str) -> set[str]:
+    """The meaning-bearing words of ``text`` (framing and stopwords left out, stemmed)."""
+    words, values = _tokens(text)
+    return set(words) | values
+
+
 def _present(word: str, quote_words: set[str], quote_flat: str) -> bool:
     return word in quote_words or (len(word) > 1 and word in quote_flat) or \
         any(SYNONYMS.get(q, q) == word for q in quote_words)

@@ -1,0 +1,397 @@
+"""The offline extractor's table of statements, zh and en: one place to read and extend.
+
+Each :class:`Pattern` recognises one kind of durable self-statement in a cleaned clause
+(greetings, lead-ins and trailing politeness already cut off; see ``rules.py``) and says
+how to write it: ``self`` rewrites the clause in the third person ("我对花生过敏" ->
+"用户对花生过敏。", "I'm allergic to peanuts" -> "The user is allergic to peanuts."),
+``rule`` writes a standing wish about the assistant ("以后请先给结论" -> "用户希望以后先给
+结论。"), and a template builds the fact from named groups ("Oscar, my guinea pig" ->
+"The user has a guinea pig named Oscar."). It also says the fact's category, the
+profile section it belongs to, whether it states a change ("I moved to…", "现在改用…"),
+and how long it lasts (current focus expires).
+
+Every pattern carries examples: each is run as a test (``tests/test_patterns.py``), so
+a new pattern arrives with the sentences that prove it. Patterns only propose; the
+write gate still refuses questions, hypotheticals, one-off requests, grants, secrets,
+sarcasm and statements about other people, whoever proposed them. What a pattern does
+not cover is listed in ``docs/extraction.md``: that is where an LLM extractor earns
+its keep.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Rewrite = Literal["self", "rule", "prefer", "forget"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    name: str
+    lang: Literal["zh", "en"]
+    regex: str
+    rewrite: Rewrite | str = "self"  # or a template over the named groups
+    category: str = "context"
+    section: str | None = None  # the profile section the fact belongs to
+    key: str | None = None  # an attribute key the table in model/attributes.py cannot infer
+    change: bool = False  # states a change of state: it replaces what it contradicts
+    expires_days: int | None = None  # current focus and plans do not last forever
+    examples: tuple[tuple[str, str | None], ...] = ()  # (message, the fact written; None = nothing)
+
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.regex)
+
+
+_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _compile(regex: str) -> re.Pattern[str]:
+    if regex not in _CACHE:
+        _CACHE[regex] = re.compile(regex, re.I)
+    return _CACHE[regex]
+
+
+W, P, T = "work_context", "personal_context", "top_of_mind"
+EN_I = (r"^i\s+(?:(?:also|really|mostly|mainly|usually|always|still|now|currently|actually|only|just|even|already|"
+        r"definitely|basically|primarily|generally|normally|pretty much|kind of|kinda)\s+)*")
+FOCUS_DAYS = 90
+
+# Words between "我" and the verb that do not change what is said.
+ZA_WORDS = (r"现在|目前|如今|平时|平常|一般|主要|已经|一直|最近|刚|刚刚|也|还|都|其实|本身|从小|一向|向来|基本上?|今年|这几年|"
+            r"这些年|长期|常年|正|正在|在|自己|本人|每天|天天|每周|周末|业余|昨天|前天|上周末?|上个?星期|上个?月|去年|前年|前段时间|"
+            r"前阵子|这周|本周|下周|下个?月|明年|年底|月底|刚才|早就|终于")
+CITIES_ZH = (r"北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|长沙|郑州|青岛|厦门|宁波|合肥|济南|沈阳|大连|昆明|"
+             r"福州|东莞|佛山|无锡|哈尔滨|长春|石家庄|南昌|贵阳|南宁|太原|兰州|海口|三亚|珠海|香港|澳门|台北|新加坡|东京|大阪|"
+             r"首尔|纽约|伦敦|巴黎|柏林|悉尼|墨尔本|多伦多|温哥华|旧金山|西雅图|硅谷|洛杉矶|新疆|西藏|云南|海南|大理|丽江|"
+             r"[\u4e00-\u9fff]{1,3}(?:市|省|县|区)")
+ZA = rf"(?:(?:{ZA_WORDS})\s*)*"
+JOBS_ZH = (r"工程师|程序员|开发者?|经理|设计师|老师|教师|医生|护士|律师|会计|研究员|分析师|学生|研究生|博士生|本科生|大学生|高中生|"
+           r"架构师|运维|测试|产品经理|销售|记者|作家|顾问|创业者|校长|厨师|司机|飞行员|药剂师|牙医|兽医|警察|消防员|军人|店员|"
+           r"收银员|摄影师|编辑|主播|主管|总监|公务员|农民|工人|电工|技师|程序猿|码农|前端|后端|全栈|自由职业者|博主|UP主|"
+           r"翻译|律师助理|教授|讲师|助教|实习生|宝妈|全职妈妈|全职爸爸|家庭主妇|退休|老板|店主|画师|插画师|运营|HR|人事|财务|"
+           r"审计|咨询师|心理咨询师|建筑师|艺术家|音乐人|歌手|演员|模特|导游|空姐|乘务员|快递员|外卖员|保安|保洁|厨子|裁缝")
+JOBS_EN = (r"engineer|developer|dev|programmer|manager|designer|teacher|doctor|nurse|lawyer|accountant|researcher|"
+           r"scientist|analyst|student|architect|consultant|sre|founder|co-founder|writer|journalist|banker|professor|"
+           r"intern|chef|cook|pilot|driver|artist|musician|photographer|pharmacist|dentist|vet|veterinarian|therapist|"
+           r"electrician|plumber|mechanic|farmer|firefighter|officer|clerk|cashier|recruiter|director|ceo|cto|owner|"
+           r"freelancer|paralegal|attorney|physician|surgeon|librarian|editor|translator|tutor|lecturer|retiree|"
+           r"homemaker|stay-at-home (?:mom|dad|parent)|entrepreneur|contractor|carpenter|painter|dancer|actor|singer|"
+           r"coach|trainer|counselor|counsellor|social worker|paramedic|pm|product manager|data scientist|sysadmin|"
+           r"postdoc|phd student|grad student|undergrad|freshman|sophomore|junior|senior")
+FAMILY_EN = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fiancée?|daughter|son|kids?|children|child|baby|twins|"
+             r"sister|brother|siblings?|mom|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|"
+             r"grandkids|grandchildren|niece|nephew|aunt|uncle|cousin")
+PETS_EN = (r"dog|puppy|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|fish|turtle|tortoise|snake|lizard|"
+           r"gecko|ferret|horse|pony|chinchilla|rat|mouse|hedgehog|goldfish|budgie|cockatiel")
+PETS_ZH = r"猫|狗|猫咪|狗狗|小猫|小狗|仓鼠|兔子|鹦鹉|鱼|乌龟|金毛|柯基|泰迪|布偶|英短|橘猫|哈士奇|柴犬|边牧|龙猫|刺猬|蜥蜴"
+FAMILY_ZH = (r"女儿|儿子|孩子|娃|宝宝|老婆|老公|妻子|丈夫|爱人|对象|女朋友|男朋友|爸爸|妈妈|父母|爸妈|哥哥|姐姐|弟弟|妹妹|"
+             r"爷爷|奶奶|外公|外婆|双胞胎|孙子|孙女")
+BREEDS_EN = (r"greyhound|retriever|labrador|lab|poodle|terrier|beagle|husky|corgi|collie|spaniel|shepherd|bulldog|pug|"
+             r"dachshund|chihuahua|schnauzer|maine coon|tabby|siamese|ragdoll|persian")
+LANGS = (r"english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish|italian|portuguese|russian|"
+         r"arabic|hindi|dutch|swedish|vietnamese|thai|polish|turkish|greek|hebrew|tagalog")
+LANGS_ZH = r"中文|汉语|普通话|英语|英文|日语|日文|韩语|法语|德语|西班牙语|粤语|闽南语|上海话|四川话|俄语|意大利语|葡萄牙语|阿拉伯语"
+CONDITIONS_EN = (r"diabetes|type \d diabetes|asthma|celiac(?: disease)?|coeliac|adhd|add|autism|dyslexia|epilepsy|"
+                 r"high blood pressure|hypertension|migraines?|arthritis|ibs|crohn'?s|a bad back|back pain|"
+                 r"chronic \w+|anxiety|depression|insomnia|color ?blindness|colou?r ?blind|tinnitus|a heart condition|"
+                 r"pcos|lupus|gout|sleep apnea|hypothyroidism|an? \w+ intolerance|a \w+ allergy")
+
+PATTERNS: tuple[Pattern, ...] = (
+    # ------------------------------------------------------------------ zh
+    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我)(?P<name>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:就(?:行|好|可以)了?)?$",
+            "用户叫{name}。", section=P,
+            examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"))),
+    Pattern("zh.job", "zh", rf"^我{ZA}(?:是|当)(?:一[名个位]|个)?[^，。,；]{{0,14}}?(?:{JOBS_ZH})(?:的)?$", section=W,
+            examples=(("我是一名护士", "用户是一名护士。"), ("其实我是做前端的", "用户是做前端的。"), ("我是高中老师", "用户是高中老师。"))),
+    Pattern("zh.does", "zh", rf"^我{ZA}(?:是)?(?:做|搞|干|负责|从事|研究|写|教)(?:的是)?[^，。；]{{2,24}}?(?:的|相关|方向|工作|开发|这块)?$",
+            section=W,
+            examples=(("我主要做 Python 后端开发，你觉得 Go 怎么样？", "用户主要做 Python 后端开发。"),
+                      ("我平时主要负责 Python 后端，用 FastAPI", "用户平时主要负责 Python 后端。"))),
+    Pattern("zh.works_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})[^，。；]{{0,6}}?(?:工作|上班|办公|打工)(?:[^，。；]{{0,8}})$",
+            section=W, key="work_city", examples=(("我现在在上海工作。", "用户现在在上海工作。"),)),
+    Pattern("zh.in_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})(?:[\u4e00-\u9fff]{{0,4}}(?:区|路|街|镇|村|附近))?$", section=P, key="home_city",
+            examples=(("不对，我其实在杭州，刚才打错了", "用户其实在杭州。"),)),
+    Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$", section=W, change=True,
+            key="employer", examples=(("我已经从美团离职了", "用户已经从美团离职了。"),)),
+    Pattern("zh.works_at", "zh", rf"^我{ZA}在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
+                                 rf"(?:干|做|搞|负责|带|教)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
+            section=W, key="employer",
+            examples=(("我在字节干后端", "用户在字节干后端。"),)),
+    Pattern("zh.lives", "zh", rf"^我{ZA}(?:住在|生活在|定居在?|住|家在)(?P<place>[^，。；]{{2,12}}?)$", section=P, key="home_city",
+            examples=(("我住在杭州", "用户住在杭州。"), ("我住北京回龙观", "用户住北京回龙观。"))),
+    Pattern("zh.hometown", "zh", rf"^我{ZA}(?:老家(?:是|在)|是)(?P<place>[^，。；]{{2,12}}?)(?:人)$|^我{ZA}老家(?:是|在)[^，。；]{{2,12}}$",
+            section=P, examples=(("我老家是湖南的", "用户老家是湖南的。"), ("我是四川人", "用户是四川人。"))),
+    Pattern("zh.moved", "zh", rf"^(?:我)?{ZA}(?:搬到|搬去|搬家到|移居|定居到?)(?:了)?[^，。；]{{2,12}}(?:了)?$",
+            section=P, change=True, key="home_city",
+            examples=(("我上个月搬到深圳了", "用户上个月搬到深圳了。"), ("刚搬到成都", "用户刚搬到成都。"))),
+    Pattern("zh.joined", "zh", rf"^(?:我)?{ZA}(?:入职|加入了?|跳槽到|跳槽去了?|换到|去了)(?P<org>[^，。；]{{2,16}}?)(?:了|工作|上班)?$",
+            section=W, change=True, key="employer",
+            examples=(("我已经跳槽到拼多多了", "用户已经跳槽到拼多多了。"),)),
+    Pattern("zh.switched", "zh", rf"^(?:我)?{ZA}(?:改用|换成|换用|转用|用回)(?:了)?[^，。；]{{1,20}}$",
+            category="preference", section=W, change=True,
+            examples=(("现在改用 Neovim 了", "用户现在改用 Neovim 了。"),)),
+    Pattern("zh.career_switch", "zh", rf"^(?:我)?{ZA}(?:转|转到|转向|转做|改做|转行做?)\s*(?P<what>[A-Za-z+#]+|前端|后端|全栈|算法|"
+                                      rf"产品|运营|测试|运维|数据|设计|管理)(?:开发|方向)?\s*(?:了)?$",
+            section=W, change=True, key="job_role",
+            examples=(("最近转 Go 了", "用户最近转 Go 了。"),)),
+    Pattern("zh.no_longer", "zh", rf"^我{ZA}(?:不再|已经不|早就不|现在不|戒了)[^，。；]{{1,20}}$", change=True, section=P,
+            examples=(("我已经不吃肉了", "用户已经不吃肉了。"), ("我戒了咖啡", "用户戒了咖啡。"))),
+    Pattern("zh.allergy", "zh", rf"^我{ZA}(?:对)?[^，。；]{{1,12}}过敏$", section=P,
+            examples=(("我对花生过敏", "用户对花生过敏。"), ("记住，我海鲜过敏", "用户海鲜过敏。"))),
+    Pattern("zh.diet", "zh", rf"^我{ZA}(?:吃素|是素食者|是素食主义者|不吃[^，。；]{{1,8}}|不能吃[^，。；]{{1,8}}|不喝[^，。；]{{1,6}}|"
+                             rf"忌口[^，。；]{{0,8}}|乳糖不耐受?|在控糖|在减肥|在戒[^，。；]{{1,4}})$", section=P,
+            examples=(("我吃素", "用户吃素。"), ("我不吃辣", "用户不吃辣。"))),
+    Pattern("zh.health", "zh", rf"^我{ZA}(?:去医院|在医院|体检)?(?:有|得了|患有|查出|确诊了?|被诊断为|被诊断出)?(?:点)?(?:乳糖不耐受?|高血压|糖尿病|哮喘|痛风|胃病|颈椎病|腰椎间盘突出|抑郁症?|焦虑症?|"
+                               rf"失眠|偏头痛|鼻炎|色弱|色盲|甲减|甲亢|心脏病|[^，。；]{{1,6}}(?:病|症|炎))$", section=P,
+            examples=(("我有高血压", "用户有高血压。"),)),
+    Pattern("zh.native_language", "zh", rf"^我的?(?:母语|第一语言)(?:是)?[^，。；]{{1,8}}$", section=P,
+            examples=(("我的母语是粤语", "用户的母语是粤语。"),)),
+    Pattern("zh.speaks", "zh", rf"^我{ZA}(?:(?:会说|会讲|能说|说|讲|不会说?|不会讲)(?:{LANGS_ZH})(?:[^，。；]{{0,10}})|(?:的)?(?:{LANGS_ZH})"
+                               rf"(?:还行|一般|不错|很好|流利|不太好|很差|不好|说得|讲得|水平|基本不会|只会)[^，。；]{{0,10}})$", section=P,
+            examples=(("我会说日语", "用户会说日语。"),)),
+    Pattern("zh.family", "zh", rf"^我{ZA}(?:有|家有)(?:一个|两个|三个|个|一对|俩)?(?:{FAMILY_ZH})(?:[^，。；]{{0,12}})$", section=P,
+            examples=(("我有两个孩子", "用户有两个孩子。"), ("我有一对双胞胎", "用户有一对双胞胎。"))),
+    Pattern("zh.family_named", "zh", rf"^我(?:的|家的?)?(?:{FAMILY_ZH}|{PETS_ZH})(?:今年|叫|名字叫|是)[^，。；]{{1,12}}$", section=P,
+            examples=(("我女儿今年五岁", "用户的女儿今年五岁。"), ("我家的猫叫咪咪", "用户家的猫叫咪咪。"))),
+    Pattern("zh.pet", "zh", rf"^(?:我|我们)家?{ZA}(?:养了?|有|领养了|收养了|捡了)(?:一只|两只|三只|只|一条|条|个)?[^，。；]{{0,6}}"
+                            rf"(?:{PETS_ZH})(?:.{{0,30}})$", section=P,
+            examples=(("我养了一只橘猫，叫大黄", "用户养了一只橘猫，叫大黄。"), ("我们刚领养了一只柯基", "用户刚领养了一只柯基。"))),
+    Pattern("zh.tools", "zh", rf"^我{ZA}(?:日常|习惯|喜欢)?(?:用|使用)\s*(?!中文|英文|英语)[A-Za-z][^，。；]{{0,24}}$|"
+                              rf"^我的?(?:终端|编辑器|IDE|电脑|手机|系统|主力机)(?:是|用的是|用)\s*[A-Za-z][^，。；]{{0,20}}$",
+            category="preference", section=W,
+            examples=(("我平时用 VS Code 写代码", "用户平时用 VS Code 写代码。"),)),
+    Pattern("zh.stack", "zh", r"^我的(?:编辑器|IDE|技术栈|主力语言|主力机|电脑|系统|操作系统)(?:是|用的是)[^，。；]{1,20}$",
+            category="preference", section=W,
+            examples=(("我的技术栈是 React + Node", "用户的技术栈是 React + Node。"),)),
+    Pattern("zh.focus", "zh", rf"^我{ZA}(?:接下来|这几个月|这段时间|今年|最近|正在|在)?(?:几个月)?(?:在)?(?:系统)?(?:学|学习|自学|准备|备考|"
+                              rf"考|研究|练|练习|筹备|写|做|搞|攻读|备战)[^，。；]{{2,24}}$",
+            category="goal", section=T, expires_days=FOCUS_DAYS,
+            examples=(("我接下来几个月在系统学习 Agent 上下文工程", "用户接下来几个月在系统学习 Agent 上下文工程。"),
+                      ("最近我在准备雅思", "用户最近在准备雅思。"))),
+    Pattern("zh.trip", "zh", rf"^(?:我)?{ZA}(?:要|会|将|准备|打算|计划)?(?:去|到)[^，。；]{{2,12}}(?:出差|旅游|旅行|玩|读书|上学|读研|"
+                             rf"工作|定居|培训|开会|交换|留学)(?:[^，。；]{{0,6}})$",
+            category="goal", section=T, expires_days=FOCUS_DAYS,
+            examples=(("下个月要去东京出差一周", "用户下个月要去东京出差一周。"),)),
+    Pattern("zh.plan", "zh", rf"^我{ZA}(?:打算|计划|准备|想要|决定)[^，。；]{{3,24}}$", category="goal", section=T,
+            expires_days=FOCUS_DAYS,
+            examples=(("我打算明年去读研", "用户打算明年去读研。"),)),
+    Pattern("zh.hobby_named", "zh", rf"^我的?{ZA}(?:最大的|唯一的|主要的)?(?:爱好|兴趣|兴趣爱好)(?:是|就是)[^，。；]{{1,16}}$",
+            category="preference", section=P, examples=(("不过说实话，我平时最大的爱好是钓鱼", "用户平时最大的爱好是钓鱼。"),)),
+    Pattern("zh.routine", "zh", rf"^我{ZA}(?:每天|每周|每晚|每个周末|天天|每天早上|每天晚上)[^，。；]{{0,10}}(?:跑步|健身|游泳|锻炼|"
+                                rf"练|学|读|写|冥想|瑜伽|骑车|打球|做饭|遛狗|早起|起床)[^，。；]{{0,10}}$",
+            category="preference", section=P, examples=(("我每天早上六点起来跑步", "用户每天早上六点起来跑步。"),)),
+    Pattern("zh.hobby", "zh", rf"^我{ZA}(?:业余|周末|没事|有空)?(?:喜欢|爱|会|经常|每天|每周)(?:去)?(?:打|弹|跑|游|爬|踢|下|玩|画|拍|做|钓)"
+                              rf"[^，。；]{{1,12}}$", category="preference", section=P,
+            examples=(("我周末喜欢去爬山", "用户周末喜欢去爬山。"),)),
+    Pattern("zh.likes", "zh", rf"^我{ZA}(?:比较|很|特别|非常|更|最|不太|不怎么)?(?:喜欢|偏好|偏爱|讨厌|不喜欢|习惯|爱|受不了|反感)"
+                              rf"[^，。；]{{1,30}}$", category="preference", section=P,
+            examples=(("我比较喜欢简洁的回答", "用户比较喜欢简洁的回答。"), ("我讨厌长篇大论", "用户讨厌长篇大论。"))),
+    Pattern("zh.rule_language", "zh", rf"^(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:都|也|先)?请?(?:你)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
+            "prefer", category="preference", key="response_language",
+            examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),)),
+    Pattern("zh.rule_later", "zh", r"^(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
+                                   r"[^。；]{0,30}?(?:请|要|都|先|别|不要|少|多|用|给|加|写)[^。；]{1,40}$",
+            "rule", category="preference",
+            examples=(("好的，不过以后解释代码请先给最小示例", "用户希望以后解释代码时先给最小示例。"),
+                      ("以后回答问题请先给结论。", "用户希望以后回答问题时先给结论。"))),
+    Pattern("zh.rule_dont", "zh", r"^[^，。；我]{0,14}?(?:请|麻烦)?(?:你)?(?:不要|别|不用|千万别|永远不要|少)"
+                                  r"(?:再)?(?:给我|帮我|跟我|对我)?(?:用|加|写|发|放|带|说|叫|回|搞|安排|推荐|打|约|问)[^，。；]{1,20}$",
+            "rule", category="preference",
+            examples=(("不要用表情符号", "用户希望不要用表情符号。"), ("别再给我加注释了", "用户希望不要再加注释。"),
+                      ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后不要安排会议。"))),
+    Pattern("zh.forget", "zh", r"^(?:请|麻烦)?(?:你)?(?:忘掉|忘了|忘记|删掉|删除|别记|不要记|不用记|别再记)(?:住)?(?:关于)?(?:我)?(?P<what>.{2,30})$",
+            "forget", examples=(("算了，别记我住在哪了", None),)),
+    Pattern("zh.forget_ba", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?把(?P<what>.{2,30}?)(?:这件事|这个|这条|这些|的事)?(?:给)?(?:忘掉|忘了|忘记|删掉|删了|"
+                                  r"删除|清除|抹掉)", "forget", examples=(("帮我把我养狗这件事忘掉吧", None),)),
+    # ------------------------------------------------------------------ en
+    Pattern("en.name", "en", r"(?:^|\b)(?:my name(?:'s| is)|name's|call me|i go by|i'?m|i am)\s+(?!(?:Tired|Fine|Good|Back|Sorry|Sure|"
+                             r"Ready|Done|Here|Okay|Ok|Happy|Busy|New|Curious|Confused|Stuck|Lost|Not|Just|So|Really|Still|"
+                             r"Also|Glad|Excited|Home|Off|Out|In|On|Up|Down|Well|Great|Cool)\b)"
+                             r"(?P<name>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:,.*|\s+with an? \w+)?$",
+            "The user's name is {name}.", section=P,
+            examples=(("Hi! My name is Priya.", "The user's name is Priya."), ("call me Sam", "The user's name is Sam."),
+                      ("I'm Tired", None), ("Hi, I'm Dana", "The user's name is Dana."))),
+    Pattern("en.job", "en", rf"^i'?m\s+(?:now\s+|currently\s+|actually\s+)?(?:an?|the)\s+(?:[\w\-/]+\s+){{0,4}}?(?:{JOBS_EN})s?\b.*$",
+            section=W,
+            examples=(("I'm a backend engineer at a fintech startup. Can you help me with this?",
+                       "The user is a backend engineer at a fintech startup."),
+                      ("i'm an ER nurse", "The user is an ER nurse."))),
+    Pattern("en.job_years", "en", rf"^i(?:'ve| have)\s+been\s+(?:an?\s+)?(?:[\w\-]+\s+){{0,3}}(?:{JOBS_EN}|nursing|teaching|coding|"
+                                  rf"programming|practicing \w+|working (?:as|at|in|for) .+)\b.*(?:for|since)\s+.+$",
+            section=W,
+            examples=(("been nursing for 12 yrs now", "The user has been nursing for 12 yrs now."),)),
+    Pattern("en.works", "en", r"^i\s+(?:currently\s+|now\s+|mostly\s+|mainly\s+)?(?:work|am working|'m working)\s+(?:as|at|for|in|on|"
+                              r"from|remotely)\b.{2,}$",
+            section=W,
+            examples=(("I work as a data analyst", "The user works as a data analyst."),
+                      ("I work at Shopify on the payments team", "The user works at Shopify on the payments team."))),
+    Pattern("en.teaches", "en", EN_I + r"(?:teach|tutor|coach|lecture in|lecture on)\s+(?!you\b|it\b|them\b).{2,}$", section=W,
+            examples=(("I'm Diego, I teach Spanish at a community college in Phoenix",
+                       "The user teaches Spanish at a community college in Phoenix."),)),
+    Pattern("en.does", "en", r"^i\s+(?:mostly\s+|mainly\s+)?(?:do|teach|run|own|manage|lead|write|build|design|study)\s+"
+                             r"(?:\w+\s+){0,4}(?:for a living|professionally|at (?-i:[A-Z])\w*|for (?-i:[A-Z])\w*|"
+                             r"(?:backend|frontend|front-end|back-end|full-stack|data|ml|devops|infra|mobile|game|web) "
+                             r"(?:work|development|engineering|dev|stuff)|a (?:small |tiny |local )?(?:business|shop|store|"
+                             r"bakery|cafe|restaurant|studio|company|startup|team|clinic|practice)|(?:math|maths|english|"
+                             r"science|history|physics|chemistry|biology|music|art|computer science)\b).*$",
+            section=W,
+            examples=(("I run a small bakery in Leeds", "The user runs a small bakery in Leeds."),
+                      ("I do backend work for a living", "The user does backend work for a living."))),
+    Pattern("en.lives", "en", r"^i\s+(?:currently\s+|now\s+|still\s+)?(?:live|reside|am based|'m based|am living|'m living|grew up)\s+"
+                              r"(?:in|near|outside|just outside|on)\b.{2,}$|^i'?m\s+(?:originally\s+)?(?:from|based in|"
+                              r"living in)\s+.{2,}$|^i\s+am\s+(?:originally\s+)?from\s+.{2,}$",
+            section=P,
+            examples=(("I live in Berlin", "The user lives in Berlin."), ("I'm originally from Sweden", "The user is originally from Sweden."))),
+    Pattern("en.home_country", "en", r"\bmy home (?P<what>country|town|city|state)(?:,| is)\s+(?P<place>(?-i:[A-Z])[\w\-]+(?: (?-i:[A-Z])[\w\-]+)?)",
+            "The user's home {what} is {place}.", section=P,
+            examples=(("…a gift from my grandma in my home country, Sweden.", "The user's home country is Sweden."),)),
+    Pattern("en.moved", "en", r"^(?:i|we)(?:'ve| have|'re| are|'m| am)?\s+(?:just\s+|finally\s+|recently\s+|officially\s+)?"
+                              r"(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:to|into|out of)\s+.{2,}$",
+            section=P, change=True,
+            examples=(("Actually, I moved to Berlin last year", "The user moved to Berlin last year."),)),
+    Pattern("en.joined", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:joined|started at|"
+                               r"started (?:a new job|working|my new job) (?:at|as|with)|got a job (?:at|as)|accepted an? (?:offer|job|"
+                               r"position) (?:at|from|as)|took a (?:new |temp |part-time |full-time )?job(?: at| as)?|got hired (?:at|by|as)|"
+                               r"got promoted to|was promoted to|became)\s+.{2,}$|^i'?m\s+starting\s+(?:at|as)\s+.{2,}$",
+            section=W, change=True,
+            examples=(("I'm starting at Google next month", "The user is starting at Google next month."),)),
+    Pattern("en.left_joined", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:left|quit)\s+(?P<old>.+?)\s+(?:and|to)\s+"
+                                    r"(?:joined|join|started at|moved to)\s+(?P<org>(?-i:[A-Z])[\w&.\-]*(?:\s(?-i:[A-Z])[\w&.\-]*)*)(?P<rest>.*)$",
+            "The user works at {org}{rest}.", section=W, change=True, key="employer",
+            examples=(("I left Stripe and joined Shopify", "The user works at Shopify."),)),
+    Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
+            section=W, change=True,
+            examples=(("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business",
+                       "The user lost their job as a banker yesterday."),)),
+    Pattern("en.event", "en", EN_I + r"(?:finally\s+|recently\s+)?(?:passed|got|earned|received|completed|finished|graduated|won|had|"
+                              r"bought|sold|started|launched|opened|published|broke|adopted|became|lost|signed|closed on)\s+"
+                              r"(?:\w+\s+){0,5}?(?:surgery|operation|baby|degree|license|licence|certification|certificate|"
+                              r"citizenship|exam|promotion|raise|divorce|wedding|house|home|apartment|flat|condo|car|marathon|"
+                              r"diagnosis|accident|injury|phd|master's|masters|bachelor's|visa|green card|internship|"
+                              r"scholarship|award|prize|book|business|company|startup|shop|store|bakery|restaurant|studio|"
+                              r"mortgage|lease|black belt|bar|cpa|ielts|toefl|gre|gmat)\b.*$",
+            section=P,
+            examples=(("I had knee surgery last week, so no running for six weeks",
+                       "The user had knee surgery last week, so no running for six weeks."),
+                      ("Passed my AWS Solutions Architect Associate exam yesterday!",
+                       "The user passed their AWS Solutions Architect Associate exam yesterday."))),
+    Pattern("en.switched", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:switched|changed|moved over|gone over|"
+                                 r"migrated|converted)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+.{2,}$",
+            category="preference", section=W, change=True,
+            examples=(("I've switched to Neovim", "The user has switched to Neovim."),)),
+    Pattern("en.no_longer", "en", r"^i\s+(?:no longer|don't \w+ anymore|do not \w+ anymore|stopped|quit|gave up)\s*.{2,}$",
+            section=P, change=True,
+            examples=(("I no longer eat meat", "The user no longer eats meat."),)),
+    Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+)?allergic\s+to\s+.{2,}$|"
+                                r"^i\s+have\s+(?:an?\s+|a severe\s+|a mild\s+)?[\w\s\-]{2,20}\s+allerg(?:y|ies)\b.*$",
+            section=P,
+            examples=(("I'm allergic to peanuts.", "The user is allergic to peanuts."),
+                      ("I have a shellfish allergy", "The user has a shellfish allergy."))),
+    Pattern("en.diet", "en", r"^i(?:'m|'ve been| am| have been)\s+(?:now\s+|also\s+|doing\s+|on\s+)?(?:a\s+)?(?:strict\s+|fully\s+|mostly\s+)?(?:vegan|vegetarian|pescatarian|lactose[- ]intolerant|"
+                             r"gluten[- ]free|on a \w+ diet|keto|halal|kosher|diabetic|pre-diabetic|celiac|coeliac)\b.*$|"
+                             r"^i\s+(?:don't|do not|can't|cannot|never)\s+(?:eat|drink|have|do)\s+(?!it\b|that\b|this\b).{2,}$|"
+                             r"^i\s+(?:avoid|keep|eat)\s+(?:gluten|dairy|sugar|meat|pork|beef|alcohol|caffeine|kosher|halal).*$",
+            section=P,
+            examples=(("I'm vegetarian", "The user is vegetarian."), ("I don't eat pork", "The user doesn't eat pork."))),
+    Pattern("en.health", "en", rf"^i\s+(?:have|'ve got|have got|was diagnosed with|live with|suffer from|deal with)\s+(?:{CONDITIONS_EN})\b.*$|"
+                               r"^i'?m\s+(?:colou?r[- ]?blind|deaf|hard of hearing|blind|pregnant|diabetic|asthmatic|dyslexic|"
+                               r"in a wheelchair|a wheelchair user|on the spectrum|autistic|left-handed|right-handed|"
+                               r"short-sighted|nearsighted|long-sighted|an introvert|an extrovert|a night owl|an early bird|"
+                               r"a morning person|not a morning person)\b.*$",
+            section=P,
+            examples=(("I have type 2 diabetes", "The user has type 2 diabetes."), ("I'm colorblind", "The user is colorblind."))),
+    Pattern("en.native_language", "en", rf"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+.{{2,}}$|"
+                                        rf"^i'?m\s+a\s+native\s+(?:{LANGS})\s+speaker\b.*$|"
+                                        rf"{EN_I}(?:speak|am fluent in|'m fluent in|read|write)\s+(?:fluent\s+|some\s+|a little\s+|"
+                                        rf"basic\s+|decent\s+)?(?:{LANGS})\b.*$",
+            section=P,
+            examples=(("My native language is Portuguese", "The user's native language is Portuguese."),
+                      ("I speak Korean and a little Japanese", "The user speaks Korean and a little Japanese."))),
+    Pattern("en.family", "en", rf"^i\s+have\s+(?:an?|one|two|three|four|five|\d+|twin)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})s?\b.*$|"
+                               r"^i'?m\s+(?:happily\s+)?(?:married|divorced|widowed|engaged|single|a (?:single )?(?:mom|dad|mum|"
+                               r"parent|father|mother|grandmother|grandfather|grandma|grandpa))\b.*$",
+            section=P,
+            examples=(("I have two kids, 5 and 8", "The user has two kids, 5 and 8."), ("I'm married", "The user is married."))),
+    Pattern("en.family_named", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?P<who>{FAMILY_EN}|{PETS_EN})(?:'s name is|\s+is\s+(?:called|named)|,|)"
+                                     rf"\s+(?P<name>(?-i:[A-Z])\w+)\b.*$",
+            section=P,
+            examples=(("My daughter is called Mia.", "The user's daughter is called Mia."),
+                      ("Our daughter Ava was born yesterday!!", "The user's daughter Ava was born yesterday."),
+                      ("my dog Max loves the beach", "The user's dog Max loves the beach."))),
+    Pattern("en.pet_named", "en", rf"(?P<name>(?-i:[A-Z])\w+),\s+my\s+(?P<what>(?:\w+\s+)?(?:{PETS_EN}))\b|"
+                                  rf"\bmy\s+(?P<what2>(?:\w+\s+)?(?:{PETS_EN}))\s+(?P<name2>(?-i:[A-Z])\w+)\b",
+            "The user has a {what} named {name}.", section=P,
+            examples=(("Oscar, my guinea pig, keeps me company", "The user has a guinea pig named Oscar."),)),
+    Pattern("en.adopted", "en", rf"^(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:adopted|got|rescued|brought home)\s+"
+                                rf"(?:a|an|two|another)\s+(?:\w+\s+){{0,2}}(?:{PETS_EN}|{BREEDS_EN})\b.*$",
+            section=P,
+            examples=(("we just adopted a rescue dog named Biscuit", "The user and their family just adopted a rescue dog named Biscuit."),)),
+    Pattern("en.tools", "en", r"^i\s+(?:mostly\s+|mainly\s+|usually\s+|always\s+|only\s+)?(?:use|code in|write in|program in|work in|develop in|"
+                              r"am on|'m on)\s+(?!it\b|this\b|that\b|them\b)(?-i:[A-Z])[\w.+#\-]*.*$|"
+                              r"^my\s+(?:editor|ide|stack|tech stack|main language|os|setup|daily driver)\s+is\s+.{2,}$",
+            category="preference", section=W,
+            examples=(("I mostly use Emacs for everything", "The user mostly uses Emacs for everything."),
+                      ("My stack is Django and Postgres", "The user's stack is Django and Postgres."))),
+    Pattern("en.focus", "en", r"^i'?m\s+(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+)?(?:learning|studying|training for|preparing for|focused on|"
+                              r"focusing on|"
+                              r"working on|building|writing|practicing|practising|saving for|planning|getting into|"
+                              r"trying to (?:learn|lose|quit|save|get into|become|build|finish|switch|eat|run|read|write|sleep)|"
+                              r"taking a class|taking classes|doing a|in the middle of)\b.{2,}$|"
+                              r"^(?:my goal|my plan|the goal|my focus|my main focus|my priority)\s+(?:now\s+|right now\s+|this year\s+|for this year\s+)?"
+                              r"is\s+.{3,}$|"
+                              r"^i\s+(?:plan|intend|hope|want|aim)\s+to\s+(?:learn|become|get|start|build|run|finish|move|"
+                              r"switch|launch|open|write|pass|save|buy)\b.{2,}$|^i'?m\s+(?:going|gonna)\s+to\s+.{3,}$",
+            category="goal", section=T, expires_days=FOCUS_DAYS,
+            examples=(("I'm training for a marathon this spring", "The user is training for a marathon this spring."),
+                      ("I'm learning Rust", "The user is learning Rust."))),
+    Pattern("en.hobby", "en", r"^i(?:'ve| have)?\s+(?:been\s+)?(?:started\s+)?(?:play(?:ing)?|paint(?:ing)?|knit(?:ting)?|bak(?:e|ing)|"
+                              r"garden(?:ing)?|hik(?:e|ing)|climb(?:ing)?|surf(?:ing)?|swim(?:ming)?|run(?:ning)?|cycl(?:e|ing)|"
+                              r"danc(?:e|ing)|sing(?:ing)?|draw(?:ing)?|read(?:ing)?|writ(?:e|ing)|do(?:ing)? yoga|fish(?:ing)?|"
+                              r"collect(?:ing)?|volunteer(?:ing)?)\b.{2,}$",
+            category="preference", section=P,
+            examples=(("I started playing acoustic guitar about five years ago",
+                       "The user started playing acoustic guitar about five years ago."),
+                      ("I play chess on weekends", "The user plays chess on weekends."))),
+    Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
+                              r"can't stand|adore|would rather|'d rather)\s+(?!it\b|that\b|this\b|you\b|how\b|when\b|your\b|them\b).{2,}$|"
+                              r"^i'?m\s+(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+)?(?:fan of|into|obsessed with|passionate about)\s+.{2,}$|"
+                              r"^i\s+(?:would|'d)\s+prefer\s+.{2,}$",
+            category="preference", section=P,
+            examples=(("I'm not a fan of long emails.", "The user is not a fan of long emails."),
+                      ("I prefer short answers.", "The user prefers short answers."),
+                      ("I love it", None))),
+    Pattern("en.rule", "en", r"^(?:please\s+|pls\s+|and\s+)?(?:always|never|from now on|going forward|in (?:the )?future|by default|"
+                             r"whenever you \w+|every time you \w+|each time you \w+)\b.{3,}$",
+            "rule", category="preference",
+            examples=(("Please always answer in English.", "The user wants the assistant to always answer in English."),
+                      ("From now on, answer in English.", "The user wants the assistant to answer in English from now on."))),
+    Pattern("en.rule_language", "en", rf"^(?:please\s+|pls\s+)?(?:(?:reply|respond|answer|write|talk|speak|explain)\b.*\b(?:from now on|"
+                                      rf"going forward|always|by default|in (?:the )?future|for everything|every time)\b.*|"
+                                      rf"(?:go back to|switch (?:back )?to|stick to|stick with)\s+(?:{LANGS})\b.*)$",
+            "rule", category="preference", key="response_language",
+            examples=(("Please reply in German from now on.", "The user wants the assistant to reply in German from now on."),
+                      ("Go back to English for everything, please.",
+                       "The user wants the assistant to go back to English for everything."))),
+    Pattern("en.rule_dont", "en", r"^(?:please\s+|pls\s+)?(?:don't|do not|stop|quit|avoid|no more)\s+(?:ever\s+)?(?:using|use|adding|add|"
+                                  r"putting|put|writing|write|including|include|sending|send|giving|give|calling|call|"
+                                  r"emojis|emoji|exclamation|apologi[sz]ing|apologi[sz]e)\b.{0,60}$",
+            "rule", category="preference",
+            examples=(("Don't use emojis.", "The user wants the assistant not to use emojis."),)),
+    Pattern("en.rule_keep", "en", r"^(?:please\s+)?(?:keep|make)\s+(?:your\s+)?(?:answers|replies|responses|explanations|it)\s+"
+                                  r"(?:short|brief|concise|simple|detailed|casual|formal)\b.*$",
+            "rule", category="preference",
+            examples=(("Please keep your answers short", "The user wants the assistant to keep answers short."),)),
+    Pattern("en.forget", "en", r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+(?:that|about|the (?:fact|part|bit) (?:that|about))\s+"
+                               r"(?P<what>.{2,})$|^(?:please\s+)?(?:don't|do not|stop)\s+(?:remember(?:ing)?|keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
+                               r"record(?:ing)?)\s+(?:that\s+)?(?P<what2>.{2,}?)(?:\s+on file|\s+in memory|\s+anywhere)?$",
+            "forget", examples=(("forget that I have a cat", None),)),
+)
+
+
+def patterns(lang: str) -> tuple[Pattern, ...]:
+    return tuple(p for p in PATTERNS if p.lang == lang)
+
+
+__all__ = ["FOCUS_DAYS", "PATTERNS", "Pattern", "ZA", "ZA_WORDS", "patterns"]
