@@ -82,7 +82,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"(?:工程师|程序员|开发者?|经理|设计师|老师|教师|医生|护士|律师|会计|研究员|分析师|学生|研究生|博士生|架构师|"
               r"运维|测试|产品经理|销售|记者|作家|顾问|创业者|校长|厨师|司机|飞行员|药剂师|牙医|兽医|警察|消防员|军人|店员|"
               r"收银员|摄影师|编辑|主播|主管|总监|公务员|农民|工人|电工|技师)",
-              r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to)\s+"
+              r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to|hired as|"
+              r"promoted to|starting as|started as)\s+"
               r"(?:now\s+)?(?:an?\s+)?(?:[\w\-]+\s+){0,3}(?:engineer|developer|programmer|manager|designer|teacher|"
               r"doctor|nurse|lawyer|accountant|researcher|scientist|analyst|student|architect|consultant|sre|devops|"
               r"founder|writer|journalist|banker|professor|intern|principal|chef|cook|pilot|driver|artist|musician|"

@@ -38,6 +38,7 @@ class Pattern:
     key: str | None = None  # an attribute key the table in model/attributes.py cannot infer
     change: bool = False  # states a change of state: it replaces what it contradicts
     expires_days: int | None = None  # current focus and plans do not last forever
+    drop: str | None = None  # words left out of the fact ("从北京" in "从北京搬到杭州": the old value is not the fact)
     examples: tuple[tuple[str, str | None], ...] = ()  # (message, the fact written; None = nothing)
 
     def compiled(self) -> re.Pattern[str]:
@@ -61,7 +62,8 @@ FOCUS_DAYS = 90
 # Words between "我" and the verb that do not change what is said.
 ZA_WORDS = (r"现在|目前|如今|平时|平常|一般|主要|已经|一直|最近|刚|刚刚|也|还|都|其实|本身|从小|一向|向来|基本上?|今年|这几年|"
             r"这些年|长期|常年|正|正在|在|自己|本人|每天|天天|每周|周末|业余|昨天|前天|上周末?|上个?星期|上个?月|去年|前年|前段时间|"
-            r"前阵子|这周|本周|下周|下个?月|明年|年底|月底|刚才|早就|终于")
+            r"前阵子|这周|本周|下周|下个?月|明年|年底|月底|刚才|早就|终于|正式|开始|已|目前|今天|马上|业余时间|空闲时间|平时没事|下班后|"
+            r"每天早上|每天晚上|早上|晚上")
 CITIES_ZH = (r"北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|长沙|郑州|青岛|厦门|宁波|合肥|济南|沈阳|大连|昆明|"
              r"福州|东莞|佛山|无锡|哈尔滨|长春|石家庄|南昌|贵阳|南宁|太原|兰州|海口|三亚|珠海|香港|澳门|台北|新加坡|东京|大阪|"
              r"首尔|纽约|伦敦|巴黎|柏林|悉尼|墨尔本|多伦多|温哥华|旧金山|西雅图|硅谷|洛杉矶|新疆|西藏|云南|海南|大理|丽江|"
@@ -100,9 +102,22 @@ CONDITIONS_EN = (r"diabetes|type \d diabetes|asthma|celiac(?: disease)?|coeliac|
 
 PATTERNS: tuple[Pattern, ...] = (
     # ------------------------------------------------------------------ zh
-    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我)(?P<name>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:就(?:行|好|可以)了?)?$",
+    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我|我是\s*(?=(?-i:[A-Z])[a-z]+$))"
+                             r"(?P<name>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:就(?:行|好|可以)了?)?$",
             "用户叫{name}。", section=P,
-            examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"))),
+            examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"), ("hi，我是 Lucy", "用户叫Lucy。"),
+                      ("我是学生", None))),
+    Pattern("zh.trait", "zh", rf"^我{ZA}(?:是个?|有点|比较)?(?:左撇子|右撇子|近视|高度近视|远视|夜猫子|社恐|内向的人|外向的人|i人|e人|"
+                              rf"早睡早起的人|路痴|急性子|慢性子|完美主义者)(?:[^，。；]{{0,6}})$", section=P,
+            examples=(("btw 我是左撇子", "用户是左撇子。"),)),
+    Pattern("zh.base", "zh", rf"^我{ZA}(?:base|Base|坐标|人在|常驻)\s*(?:{CITIES_ZH})[^，。；]{{0,6}}$", section=P, key="home_city",
+            examples=(("我是 Lucy，外企 HR，base 上海", "用户base 上海。"),)),
+    Pattern("zh.event", "zh", rf"^我家?{ZA}(?:的)?(?:拿到了?|考上了?|考过了?|通过了?|升职(?:成|为|当)?了?|升为|入职了?|毕业了?|结婚了?|离婚了?|"
+                              rf"领证了?|订婚了?|怀孕了?|生了|休产假|休陪产假|休假|退休了?|买了?房|买了?车|拿了?驾照|(?:[^，。；]{{1,6}})?出分了?|"
+                              rf"(?:大宝|二宝|孩子|女儿|儿子|宝宝)(?:出生|降生)了?)[^，。；]{{0,16}}$",
+            section=P,
+            examples=(("上周终于拿到驾照了！", "用户上周终于拿到驾照了。"), ("昨天正式升职成组长了", "用户昨天正式升职成组长了。"),
+                      ("下个月开始休产假了", "用户下个月开始休产假了。"))),
     Pattern("zh.job", "zh", rf"^我{ZA}(?:是|当)(?:一[名个位]|个)?[^，。,；]{{0,14}}?(?:{JOBS_ZH})(?:的)?$", section=W,
             examples=(("我是一名护士", "用户是一名护士。"), ("其实我是做前端的", "用户是做前端的。"), ("我是高中老师", "用户是高中老师。"))),
     Pattern("zh.does", "zh", rf"^我{ZA}(?:是)?(?:做|搞|干|负责|从事|研究|写|教)(?:的是)?[^，。；]{{2,24}}?(?:的|相关|方向|工作|开发|这块)?$",
@@ -115,21 +130,30 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("不对，我其实在杭州，刚才打错了", "用户其实在杭州。"),)),
     Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$", section=W, change=True,
             key="employer", examples=(("我已经从美团离职了", "用户已经从美团离职了。"),)),
-    Pattern("zh.works_at", "zh", rf"^我{ZA}在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
+    Pattern("zh.works_at", "zh", rf"^我{ZA}(?:是)?在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
                                  rf"(?:干|做|搞|负责|带|教)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
             section=W, key="employer",
-            examples=(("我在字节干后端", "用户在字节干后端。"),)),
-    Pattern("zh.lives", "zh", rf"^我{ZA}(?:住在|生活在|定居在?|住|家在)(?P<place>[^，。；]{{2,12}}?)$", section=P, key="home_city",
-            examples=(("我住在杭州", "用户住在杭州。"), ("我住北京回龙观", "用户住北京回龙观。"))),
+            examples=(("我在字节干后端", "用户在字节干后端。"),
+                      ("我是在一家律所做法律科技的", "用户是在一家律所做法律科技的。"))),
+    Pattern("zh.lives", "zh", rf"^我{ZA}(?:住在|生活在|定居在?|住|家在)(?P<place>[^，。；]{{2,12}}?)$|"
+                              rf"^我{ZA}在(?:{CITIES_ZH})[^，。；]{{0,8}}?(?:租房|租了房|住|安家|买了房|定居)[^，。；]{{0,4}}$",
+            section=P, key="home_city",
+            examples=(("我住在杭州", "用户住在杭州。"), ("我住北京回龙观", "用户住北京回龙观。"),
+                      ("我在深圳南山这边租房", "用户在深圳南山这边租房。"))),
     Pattern("zh.hometown", "zh", rf"^我{ZA}(?:老家(?:是|在)|是)(?P<place>[^，。；]{{2,12}}?)(?:人)$|^我{ZA}老家(?:是|在)[^，。；]{{2,12}}$",
             section=P, examples=(("我老家是湖南的", "用户老家是湖南的。"), ("我是四川人", "用户是四川人。"))),
-    Pattern("zh.moved", "zh", rf"^(?:我)?{ZA}(?:搬到|搬去|搬家到|移居|定居到?)(?:了)?[^，。；]{{2,12}}(?:了)?$",
-            section=P, change=True, key="home_city",
-            examples=(("我上个月搬到深圳了", "用户上个月搬到深圳了。"), ("刚搬到成都", "用户刚搬到成都。"))),
+    Pattern("zh.moved", "zh", rf"^(?:我)?{ZA}(?:从[^，。；]{{1,8}}?)?(?:搬到|搬去|搬家到|移居|定居到?)(?:了)?[^，。；]{{2,12}}(?:了)?$",
+            section=P, change=True, key="home_city", drop=r"从[^，。；]{1,8}?(?=搬|移居|定居)",
+            examples=(("我上个月搬到深圳了", "用户上个月搬到深圳了。"), ("刚搬到成都", "用户刚搬到成都。"),
+                      ("我上个月刚从北京搬到杭州", "用户上个月刚搬到杭州。"))),
     Pattern("zh.joined", "zh", rf"^(?:我)?{ZA}(?:入职|加入了?|跳槽到|跳槽去了?|换到|去了)(?P<org>[^，。；]{{2,16}}?)(?:了|工作|上班)?$",
             section=W, change=True, key="employer",
             examples=(("我已经跳槽到拼多多了", "用户已经跳槽到拼多多了。"),)),
-    Pattern("zh.switched", "zh", rf"^(?:我)?{ZA}(?:改用|换成|换用|转用|用回)(?:了)?[^，。；]{{1,20}}$",
+    Pattern("zh.phone", "zh", r"^我的?(?:手机|电话)(?:是|用的是|用)\s*[^，。；]{1,16}$|^(?:我)?(?:最近|刚|已经|现在)?(?:换了|换成了?|改用)"
+                              r"(?:个|部|台)?\s*(?:新手机|iPhone|苹果|华为|小米|OPPO|vivo|三星|荣耀|一加|Pixel)[^，。；]{0,12}$",
+            category="preference", section=P, key="phone", change=True,
+            examples=(("我手机是小米14", "用户手机是小米14。"), ("换了 iPhone 15 了", "用户换了 iPhone 15 了。"))),
+    Pattern("zh.switched", "zh", rf"^(?:我)?{ZA}(?:改用|换成|换用|转用|用回|改喝|改吃|换喝|改成)(?:了)?[^，。；]{{1,20}}$",
             category="preference", section=W, change=True,
             examples=(("现在改用 Neovim 了", "用户现在改用 Neovim 了。"),)),
     Pattern("zh.career_switch", "zh", rf"^(?:我)?{ZA}(?:转|转到|转向|转做|改做|转行做?)\s*(?P<what>[A-Za-z+#]+|前端|后端|全栈|算法|"
@@ -141,11 +165,13 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("zh.allergy", "zh", rf"^我{ZA}(?:对)?[^，。；]{{1,12}}过敏$", section=P,
             examples=(("我对花生过敏", "用户对花生过敏。"), ("记住，我海鲜过敏", "用户海鲜过敏。"))),
     Pattern("zh.diet", "zh", rf"^我{ZA}(?:吃素|是素食者|是素食主义者|不吃[^，。；]{{1,8}}|不能吃[^，。；]{{1,8}}|不喝[^，。；]{{1,6}}|"
-                             rf"忌口[^，。；]{{0,8}}|乳糖不耐受?|在控糖|在减肥|在戒[^，。；]{{1,4}})$", section=P,
+                             rf"忌口[^，。；]{{0,8}}|乳糖不耐受?|在控糖|在减肥|在戒[^，。；]{{1,4}}|无肉不欢)了?$", section=P, key="diet",
             examples=(("我吃素", "用户吃素。"), ("我不吃辣", "用户不吃辣。"))),
     Pattern("zh.health", "zh", rf"^我{ZA}(?:去医院|在医院|体检)?(?:有|得了|患有|查出|确诊了?|被诊断为|被诊断出)?(?:点)?(?:乳糖不耐受?|高血压|糖尿病|哮喘|痛风|胃病|颈椎病|腰椎间盘突出|抑郁症?|焦虑症?|"
                                rf"失眠|偏头痛|鼻炎|色弱|色盲|甲减|甲亢|心脏病|[^，。；]{{1,6}}(?:病|症|炎))$", section=P,
             examples=(("我有高血压", "用户有高血压。"),)),
+    Pattern("zh.medication", "zh", rf"^我{ZA}(?:都|也)?(?:得|要|需要|一直|长期|常年|按时)(?:吃|服用|打|用)(?:着)?[^，。；]{{2,12}}$",
+            section=P, examples=(("甲状腺手术做完以后我每天早上都得吃优甲乐", "甲状腺手术做完以后，用户每天早上都得吃优甲乐。"),)),
     Pattern("zh.native_language", "zh", rf"^我的?(?:母语|第一语言)(?:是)?[^，。；]{{1,8}}$", section=P,
             examples=(("我的母语是粤语", "用户的母语是粤语。"),)),
     Pattern("zh.speaks", "zh", rf"^我{ZA}(?:(?:会说|会讲|能说|说|讲|不会说?|不会讲)(?:{LANGS_ZH})(?:[^，。；]{{0,10}})|(?:的)?(?:{LANGS_ZH})"
@@ -155,9 +181,10 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("我有两个孩子", "用户有两个孩子。"), ("我有一对双胞胎", "用户有一对双胞胎。"))),
     Pattern("zh.family_named", "zh", rf"^我(?:的|家的?)?(?:{FAMILY_ZH}|{PETS_ZH})(?:今年|叫|名字叫|是)[^，。；]{{1,12}}$", section=P,
             examples=(("我女儿今年五岁", "用户的女儿今年五岁。"), ("我家的猫叫咪咪", "用户家的猫叫咪咪。"))),
-    Pattern("zh.pet", "zh", rf"^(?:我|我们)家?{ZA}(?:养了?|有|领养了|收养了|捡了)(?:一只|两只|三只|只|一条|条|个)?[^，。；]{{0,6}}"
+    Pattern("zh.pet", "zh", rf"^(?:我|我们)(?:家里?)?{ZA}(?:养了?|有|领养了|收养了|捡了|新来了|来了)(?:一只|两只|三只|只|一条|条|个)?[^，。；]{{0,6}}"
                             rf"(?:{PETS_ZH})(?:.{{0,30}})$", section=P,
-            examples=(("我养了一只橘猫，叫大黄", "用户养了一只橘猫，叫大黄。"), ("我们刚领养了一只柯基", "用户刚领养了一只柯基。"))),
+            examples=(("我养了一只橘猫，叫大黄", "用户养了一只橘猫，叫大黄。"), ("我们刚领养了一只柯基", "用户刚领养了一只柯基。"),
+                      ("家里新来了只橘猫，叫年糕", "用户家里新来了只橘猫，叫年糕。"))),
     Pattern("zh.tools", "zh", rf"^我{ZA}(?:日常|习惯|喜欢)?(?:用|使用)\s*(?!中文|英文|英语)[A-Za-z][^，。；]{{0,24}}$|"
                               rf"^我的?(?:终端|编辑器|IDE|电脑|手机|系统|主力机)(?:是|用的是|用)\s*[A-Za-z][^，。；]{{0,20}}$",
             category="preference", section=W,
@@ -192,15 +219,17 @@ PATTERNS: tuple[Pattern, ...] = (
             "prefer", category="preference", key="response_language",
             examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),)),
     Pattern("zh.rule_later", "zh", r"^(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
-                                   r"[^。；]{0,30}?(?:请|要|都|先|别|不要|少|多|用|给|加|写)[^。；]{1,40}$",
+                                   r"(?!再说|再聊|有空|有机会|可能|也许|想|打算|会)[^。；]{0,30}?(?:请|要|都|先|别|不要|少|多|用|给|加|写|"
+                                   r"尽量|一律|统一|简短|简洁|详细|直接)[^。；]{1,40}$",
             "rule", category="preference",
             examples=(("好的，不过以后解释代码请先给最小示例", "用户希望以后解释代码时先给最小示例。"),
-                      ("以后回答问题请先给结论。", "用户希望以后回答问题时先给结论。"))),
+                      ("以后回答问题请先给结论。", "用户希望以后回答问题时先给结论。"),
+                      ("以后回答尽量详细", "用户希望以后回答尽量详细。"), ("以后再说吧", None))),
     Pattern("zh.rule_dont", "zh", r"^[^，。；我]{0,14}?(?:请|麻烦)?(?:你)?(?:不要|别|不用|千万别|永远不要|少)"
                                   r"(?:再)?(?:给我|帮我|跟我|对我)?(?:用|加|写|发|放|带|说|叫|回|搞|安排|推荐|打|约|问)[^，。；]{1,20}$",
             "rule", category="preference",
-            examples=(("不要用表情符号", "用户希望不要用表情符号。"), ("别再给我加注释了", "用户希望不要再加注释。"),
-                      ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后不要安排会议。"))),
+            examples=(("不要用表情符号", "用户希望不要用表情符号。"), ("别再给我加注释了", "用户希望别再加注释。"),
+                      ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后别安排会议。"))),
     Pattern("zh.forget", "zh", r"^(?:请|麻烦)?(?:你)?(?:忘掉|忘了|忘记|删掉|删除|别记|不要记|不用记|别再记)(?:住)?(?:关于)?(?:我)?(?P<what>.{2,30})$",
             "forget", examples=(("算了，别记我住在哪了", None),)),
     Pattern("zh.forget_ba", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?把(?P<what>.{2,30}?)(?:这件事|这个|这条|这些|的事)?(?:给)?(?:忘掉|忘了|忘记|删掉|删了|"
@@ -222,7 +251,11 @@ PATTERNS: tuple[Pattern, ...] = (
                                   rf"programming|practicing \w+|working (?:as|at|in|for) .+)\b.*(?:for|since)\s+.+$",
             section=W,
             examples=(("been nursing for 12 yrs now", "The user has been nursing for 12 yrs now."),)),
-    Pattern("en.works", "en", r"^i\s+(?:currently\s+|now\s+|mostly\s+|mainly\s+)?(?:work|am working|'m working)\s+(?:as|at|for|in|on|"
+    Pattern("en.intro_here", "en", r"^(?P<what>(?:an?\s+)?(?:\d+(?:st|nd|rd|th)\s+(?:yr|year)\s+)?[\w\-' ]{2,40}?)\s+here$",
+            "The user: {what}.", section=W,
+            examples=(("2nd yr bio at UCSD here btw", "The user: 2nd yr bio at UCSD."), ("nurse here", "The user: nurse."))),
+    Pattern("en.works", "en", r"^i\s+(?:currently\s+|now\s+|mostly\s+|mainly\s+)?(?:work|am working|'m working|freelance|consult|"
+                              r"contract)\s+(?:as|at|for|in|on|"
                               r"from|remotely)\b.{2,}$",
             section=W,
             examples=(("I work as a data analyst", "The user works as a data analyst."),
@@ -230,6 +263,8 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.teaches", "en", EN_I + r"(?:teach|tutor|coach|lecture in|lecture on)\s+(?!you\b|it\b|them\b).{2,}$", section=W,
             examples=(("I'm Diego, I teach Spanish at a community college in Phoenix",
                        "The user teaches Spanish at a community college in Phoenix."),)),
+    Pattern("en.freelance", "en", EN_I + r"(?:do|am doing|'m doing)\s+(?:freelance|contract|consulting|part-time|full-time|remote)\s+.{3,}$",
+            section=W, examples=(("I'm Jon, I do freelance video editing", "The user does freelance video editing."),)),
     Pattern("en.does", "en", r"^i\s+(?:mostly\s+|mainly\s+)?(?:do|teach|run|own|manage|lead|write|build|design|study)\s+"
                              r"(?:\w+\s+){0,4}(?:for a living|professionally|at (?-i:[A-Z])\w*|for (?-i:[A-Z])\w*|"
                              r"(?:backend|frontend|front-end|back-end|full-stack|data|ml|devops|infra|mobile|game|web) "
@@ -248,8 +283,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "The user's home {what} is {place}.", section=P,
             examples=(("…a gift from my grandma in my home country, Sweden.", "The user's home country is Sweden."),)),
     Pattern("en.moved", "en", r"^(?:i|we)(?:'ve| have|'re| are|'m| am)?\s+(?:just\s+|finally\s+|recently\s+|officially\s+)?"
-                              r"(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:to|into|out of)\s+.{2,}$",
-            section=P, change=True,
+                              r"(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|into|out of)\s+.{2,}$",
+            section=P, change=True, drop=r"\s+from\s+.+?(?=\s+(?:to|into)\b)",
             examples=(("Actually, I moved to Berlin last year", "The user moved to Berlin last year."),)),
     Pattern("en.joined", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:joined|started at|"
                                r"started (?:a new job|working|my new job) (?:at|as|with)|got a job (?:at|as)|accepted an? (?:offer|job|"
@@ -261,6 +296,13 @@ PATTERNS: tuple[Pattern, ...] = (
                                     r"(?:joined|join|started at|moved to)\s+(?P<org>(?-i:[A-Z])[\w&.\-]*(?:\s(?-i:[A-Z])[\w&.\-]*)*)(?P<rest>.*)$",
             "The user works at {org}{rest}.", section=W, change=True, key="employer",
             examples=(("I left Stripe and joined Shopify", "The user works at Shopify."),)),
+    Pattern("en.retired", "en", EN_I + r"(?:retired|graduated|got married|got divorced|got engaged)\b.*$", section=W, change=True,
+            examples=(("Retired last spring after 35 years of teaching high school chemistry",
+                       "The user retired last spring after 35 years of teaching high school chemistry."),)),
+    Pattern("en.took_up", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:taken up|took up|picked up|got into|gotten into|"
+                                r"started)\s+(?!the\b|it\b|that\b|this\b|a fight|an argument)[\w\- ]{3,30}$",
+            category="preference", section=P,
+            examples=(("so I've taken up watercolor", "The user has taken up watercolor."),)),
     Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
             section=W, change=True,
             examples=(("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business",
@@ -281,7 +323,8 @@ PATTERNS: tuple[Pattern, ...] = (
                                  r"migrated|converted)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+.{2,}$",
             category="preference", section=W, change=True,
             examples=(("I've switched to Neovim", "The user has switched to Neovim."),)),
-    Pattern("en.no_longer", "en", r"^i\s+(?:no longer|don't \w+ anymore|do not \w+ anymore|stopped|quit|gave up)\s*.{2,}$",
+    Pattern("en.no_longer", "en", r"^i\s+(?:no longer|don't \w+ anymore|do not \w+ anymore|stopped|quit|gave up)\s*.{2,}$|"
+                                  r"^i'?m\s+(?:pausing|dropping|giving up(?: on)?|quitting|stopping|done with|no longer)\s+.{2,}$",
             section=P, change=True,
             examples=(("I no longer eat meat", "The user no longer eats meat."),)),
     Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+)?allergic\s+to\s+.{2,}$|"
@@ -320,6 +363,10 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("My daughter is called Mia.", "The user's daughter is called Mia."),
                       ("Our daughter Ava was born yesterday!!", "The user's daughter Ava was born yesterday."),
                       ("my dog Max loves the beach", "The user's dog Max loves the beach."))),
+    Pattern("en.family_mine", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})\s+(?:start|started|is|are|was|were|turns?|turned|"
+                                    rf"go|goes|attend|attends|just|has|have|lives?|works?|studies|plays?)\b.{{3,}}$",
+            section=P,
+            examples=(("my twins start kindergarten in september", "The user's twins start kindergarten in september."),)),
     Pattern("en.pet_named", "en", rf"(?P<name>(?-i:[A-Z])\w+),\s+my\s+(?P<what>(?:\w+\s+)?(?:{PETS_EN}))\b|"
                                   rf"\bmy\s+(?P<what2>(?:\w+\s+)?(?:{PETS_EN}))\s+(?P<name2>(?-i:[A-Z])\w+)\b",
             "The user has a {what} named {name}.", section=P,
@@ -328,13 +375,21 @@ PATTERNS: tuple[Pattern, ...] = (
                                 rf"(?:a|an|two|another)\s+(?:\w+\s+){{0,2}}(?:{PETS_EN}|{BREEDS_EN})\b.*$",
             section=P,
             examples=(("we just adopted a rescue dog named Biscuit", "The user and their family just adopted a rescue dog named Biscuit."),)),
-    Pattern("en.tools", "en", r"^i\s+(?:mostly\s+|mainly\s+|usually\s+|always\s+|only\s+)?(?:use|code in|write in|program in|work in|develop in|"
-                              r"am on|'m on)\s+(?!it\b|this\b|that\b|them\b)(?-i:[A-Z])[\w.+#\-]*.*$|"
+    Pattern("en.coding_in", "en", EN_I + r"(?:do|write)\s+(?:all\s+|most\s+)?(?:of\s+)?(?:my|our)\s+(?:coding|programming|development|dev work|"
+                                 r"writing|editing|work)\s+(?:in|on|with)\s+.{2,}$",
+            category="preference", section=W,
+            examples=(("ok so I do all my coding in neovim on arch", "The user does all their coding in neovim on arch."),)),
+    Pattern("en.in_city", "en", r"^i'?m\s+(?:currently\s+|now\s+|based\s+|living\s+)?in\s+(?-i:[A-Z])[\w\-]+(?:,?\s(?-i:[A-Z])[\w\-]+)?$",
+            section=P, key="home_city", examples=(("I'm in Austin", "The user is in Austin."),)),
+    Pattern("en.tools", "en", r"^i(?:'m\s+on|\s+(?:mostly\s+|mainly\s+|usually\s+|always\s+|only\s+)?(?:use|code in|write in|program in|"
+                              r"work in|develop in|am on|'m on))\s+(?!it\b|this\b|that\b|them\b)(?-i:[A-Z])[\w.+#\-]*.*$|"
                               r"^my\s+(?:editor|ide|stack|tech stack|main language|os|setup|daily driver)\s+is\s+.{2,}$",
             category="preference", section=W,
             examples=(("I mostly use Emacs for everything", "The user mostly uses Emacs for everything."),
+                      ("I'm on Windows 11 for all my dev work", "The user is on Windows 11 for all their dev work."),
                       ("My stack is Django and Postgres", "The user's stack is Django and Postgres."))),
-    Pattern("en.focus", "en", r"^i'?m\s+(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+)?(?:learning|studying|training for|preparing for|focused on|"
+    Pattern("en.focus", "en", r"^i'?m\s+(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+|solo\s*-?\s*)?(?:learning|studying|training for|preparing for|focused on|"
+                              r"making|developing|deving|solo-deving|creating|designing|renovating|launching|"
                               r"focusing on|"
                               r"working on|building|writing|practicing|practising|saving for|planning|getting into|"
                               r"trying to (?:learn|lose|quit|save|get into|become|build|finish|switch|eat|run|read|write|sleep)|"
@@ -342,7 +397,8 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"^(?:my goal|my plan|the goal|my focus|my main focus|my priority)\s+(?:now\s+|right now\s+|this year\s+|for this year\s+)?"
                               r"is\s+.{3,}$|"
                               r"^i\s+(?:plan|intend|hope|want|aim)\s+to\s+(?:learn|become|get|start|build|run|finish|move|"
-                              r"switch|launch|open|write|pass|save|buy)\b.{2,}$|^i'?m\s+(?:going|gonna)\s+to\s+.{3,}$",
+                              r"switch|launch|open|write|pass|save|buy|go for|take|try|pursue|apply|do)\b.{2,}$|"
+                              r"^i'?m\s+(?:going\s+to|gonna)\s+\w+\s+\w+.{3,}$",
             category="goal", section=T, expires_days=FOCUS_DAYS,
             examples=(("I'm training for a marathon this spring", "The user is training for a marathon this spring."),
                       ("I'm learning Rust", "The user is learning Rust."))),
@@ -355,7 +411,8 @@ PATTERNS: tuple[Pattern, ...] = (
                        "The user started playing acoustic guitar about five years ago."),
                       ("I play chess on weekends", "The user plays chess on weekends."))),
     Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
-                              r"can't stand|adore|would rather|'d rather)\s+(?!it\b|that\b|this\b|you\b|how\b|when\b|your\b|them\b).{2,}$|"
+                              r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
+                              r"seeing|hearing|having|reading|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
                               r"^i'?m\s+(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+)?(?:fan of|into|obsessed with|passionate about)\s+.{2,}$|"
                               r"^i\s+(?:would|'d)\s+prefer\s+.{2,}$",
             category="preference", section=P,
@@ -363,7 +420,12 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("I prefer short answers.", "The user prefers short answers."),
                       ("I love it", None))),
     Pattern("en.rule", "en", r"^(?:please\s+|pls\s+|and\s+)?(?:always|never|from now on|going forward|in (?:the )?future|by default|"
-                             r"whenever you \w+|every time you \w+|each time you \w+)\b.{3,}$",
+                             r"whenever you \w+|every time you \w+|each time you \w+)[,:]?\s+(?:please\s+)?(?:answer|reply|respond|use|"
+                             r"write|explain|include|show|ask|check|format|start|end|keep|cite|add|mention|call|tell|remind|"
+                             r"put|make|send|suggest|recommend|assume|double-check|confirm|summari[sz]e|translate|spell|round|"
+                             r"sign|address|talk|speak|give (?!up\b)|be (?:brief|concise|direct|honest|formal|casual)|"
+                             r"let me|use|avoid|skip|go|stick|list|number|label|link|quote|bold|comment|test|run|commit|"
+                             r"push|deploy|book|schedule|pick|choose|convert|present|offer|point|flag|warn|note|lead)\b.{1,}$",
             "rule", category="preference",
             examples=(("Please always answer in English.", "The user wants the assistant to always answer in English."),
                       ("From now on, answer in English.", "The user wants the assistant to answer in English from now on."))),

@@ -59,7 +59,7 @@ _MASKS = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,
                     r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
 _SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
-_CLAUSE_ZH = re.compile(r"[，,、]\s*(?!叫|名字叫|今年|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
+_CLAUSE_ZH = re.compile(r"[，,、]\s*(?!叫|名字叫|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
 _NAME_ONLY = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s*$")
 _CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|i've|i'd|my\b|we\b|"
                         r"it\b|that\b|you\b|can\b|could\b|please\b)|,\s*(?=(?:and\s+|also\s+|plus\s+)?(?:i\b|i'm|i've|i'd|my\b|"
@@ -69,7 +69,8 @@ _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
     r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
     r"just so you know|quick note|for context|for the record|fun fact|side note|honestly|tbh|to be honest)\b|"
-    r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)(?=[，,:：!！.。~～\s]|$))"
+    r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|早安|晚安|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)"
+    r"(?:呀|啊|哈|啦|哦|呢)?(?=[，,:：!！.。~～\s]|$))"
     r"[，,:：!！.。~～\s]*|"
     r"^(?:对了|顺便说一下|顺便说下|顺便提一下|顺便|另外|还有|不过|但是|可是|然后|所以|说起来|话说|跟你说|告诉你|说实话|老实说|"
     r"实话说|补充一下|更新一下|更新|好消息|坏消息)[，,:：!！.。~～\s]*|"
@@ -78,10 +79,12 @@ _LEAD = re.compile(
     r"^(?:no|nope)[,!.]\s*)+", re.I)
 _CUE = re.compile(
     r"^(?:(?:请?记住|记一下|记好|不对|不是|错了|搞错了|更正一下|更正|其实|实际上|"
-    r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait)(?:[，,、:：!！.。\s]+|$)|"
+    r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait|typo(?: earlier)?|"
+    r"sorry|my bad|oops|i meant|i mean|打错了|说错了|写错了|刚才打错了|不好意思)(?:[，,、:：!！.。\s]+|$)|"
     r"(?:请?记住|记一下|其实|实际上)(?=我))+",
     re.I)
-_TRAIL = re.compile(r"(?:[，,\s]*(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|:\)|:-\)|"
+_TRAIL = re.compile(r"(?:[，,\s]*(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|:\)|:-\)|btw|fwiw|"
+                    r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+|"
                     r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～)|[.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
                     re.I)
 
@@ -145,9 +148,10 @@ def clauses(text: str) -> list[Clause]:
     return out
 
 
-_ZH_TIME_START = re.compile(r"^(?:昨天|前天|上周末?|上个?星期|上个?月|去年|前年|前段时间|前阵子|刚刚?|最近|下周|下个?月|明年|今年)")
+_ZH_TIME_START = re.compile(r"^(?:昨天|前天|上周末?|上个?星期|上个?月|去年|前年|前段时间|前阵子|刚刚?|最近|下周|下个?月|明年|今年|现在|目前|"
+                            r"已经|终于)")
 _ZH_SUBJECT = re.compile(r"我|你|您|他|她|它|咱|大家|别人|用户|这|那|有人")
-_ZH_RULE_LEAD = re.compile(r"^(?:以后|之后|今后|往后|每次|默认|平时)|请|麻烦|别|不要|千万|吗$")
+_ZH_RULE_LEAD = re.compile(r"^(?:以后|之后|今后|往后|每次|默认)|请|麻烦|别|不要|千万|吗$")
 
 
 _STANDING_LEAD = re.compile(r"(?:from now on|going forward|in (?:the )?future|by default|always|以后|今后|往后|平时)[,，:：]?",
@@ -175,7 +179,7 @@ def _clean(raw: str, *, question: bool) -> Clause | None:
         words = normalize(cue.group(0))
         if re.search(r"记|remember|note", words):
             cues.add("explicit")
-        if re.search(r"不对|不是|错|更正|其实|实际上|actually|correction|clarify|wait", words):
+        if re.search(r"不对|不是|错|更正|其实|实际上|actually|correction|clarify|wait|typo|sorry|my bad|oops|meant", words):
             cues.add("correction")
         body = _LEAD.sub("", text[cue.end():].strip()).strip()
     body = re.sub(r",?\s+not\s+(?-i:[A-Z])[\w\-]*(?:\s(?-i:[A-Z])[\w\-]*)*\s*$", "", body)  # "Austin, not Boston"
@@ -191,7 +195,7 @@ _ASKS = re.compile(r"^(?:do|does|did|can|could|would|should|is|are|was|were|will
 
 
 # ------------------------------------------------------------- third person
-_ZH_ADVERBS = re.compile(rf"^(?P<adv>(?:(?:{ZA_WORDS}|接下来|这几个月|这段时间|平常|一般来说)\s*)*)(?P<me>我们?|本人)")
+_ZH_ADVERBS = re.compile(rf"^(?P<adv>(?:(?:{ZA_WORDS}|接下来|这几个月|这段时间|平常|一般来说)\s*)*)(?P<me>我们家|我家|我们?|本人)")
 
 
 def zh_subject_first(body: str) -> str:
@@ -228,7 +232,7 @@ def _zh_rule(body: str) -> str:
             before += "时"
         text = before + after
     text = re.sub(r"^(以后|之后|今后|往后|平时|每次)?(都|也)?(?:你)?", r"\1\2", text)
-    text = re.sub(r"(?:千万|永远)?别(?:再)?", lambda m: "不要" + ("再" if "再" in m.group(0) else ""), text, count=1)
+    text = re.sub(r"^(?:也|还|都)(?=别|不要|不用|少|多)", "", text)
     text = re.sub(r"给我|帮我", "", text)
     text = re.sub(r"了$", "", text.rstrip("。.！!"))
     return _zh_end("用户希望" + text.replace("我", "用户"))
@@ -247,7 +251,7 @@ _ADVERBS = r"(?:no longer|just|really|also|mostly|mainly|usually|always|never|st
            r"basically|primarily|mostly|rarely|seldom|occasionally|literally|officially)"
 _IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
                          r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
-                         r"retired|passed|failed|won|broke|hurt|turned|love|loving|been)\b", re.I)
+                         r"retired|passed|failed|won|broke|hurt|turned)\b(?!\s+(?:to|out|up|on|off|it|that|this)\b)", re.I)
 
 
 def _third_person_verb(verb: str) -> str:
@@ -339,6 +343,8 @@ def _en_rule(body: str) -> str:
 
 
 def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
+    if pattern.drop:
+        body = re.sub(pattern.drop, "", body, count=1, flags=re.I)
     if pattern.rewrite == "self":
         return _zh_third(body) if zh else _en_third(body)
     if pattern.rewrite == "rule":
@@ -349,7 +355,8 @@ def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
     for name in list(groups):
         if name[-1].isdigit():  # an alternative spelling of the same group
             groups.setdefault(name[:-1], groups[name])
-    values = {k: (v.lower() if k in ("what", "who") else v) for k, v in groups.items()}
+    values = {k: (v.lower() if k in ("what", "who") and not v[:1].isdigit() and "UCSD" not in v else v)
+              for k, v in groups.items()}
     return str(pattern.rewrite).format_map(_Blank(values))
 
 
@@ -373,16 +380,20 @@ def reading(clause: Clause) -> tuple[str, bool]:
     ("Lost my job yesterday") and typographic apostrophes folded."""
     zh = bool(_HAN.search(clause.body))
     if zh:
-        body = zh_subject_first(clause.body)
-        implicit = clause.inherits_subject or (_ZH_TIME_START.match(body) and not _ZH_SUBJECT.search(body))
+        fronted = _ZH_FRONTED.match(clause.body)
+        body = zh_subject_first(clause.body[fronted.end():] if fronted else clause.body)
+        implicit = clause.inherits_subject or (not _ZH_SUBJECT.search(body) and not _ZH_RULE_LEAD.search(body))
         return ("我" + body if implicit else body), True
     body = clause.body.replace("’", "'").replace("‘", "'")
+    body = re.sub(r"^(?:im|i m)\b", "I'm", body, flags=re.I)
+    body = re.sub(r"^(?:ive)\b", "I've", body, flags=re.I)
     fronted = _FRONTED.match(body)
     if fronted:  # "This quarter I'm focused on Rust" -> "I'm focused on Rust this quarter"
         lead = fronted.group("lead").strip()
         body = fronted.group("rest") + " " + (lead[0].lower() + lead[1:])
-    if re.match(r"^been\b", body, re.I):
-        body = "I've " + body
+    if re.match(r"^been\s+(?:\w+ing|vegan|vegetarian|pescatarian|married|sober|single|divorced|an?)\b", body, re.I):
+        # "Been nursing for 12 yrs", "been vegan for like 4 years"
+        body = "I've b" + body[1:]
     elif _IMPLICIT_I.match(body):  # "Lost my job yesterday": the speaker is the subject
         body = "I " + (body[0].lower() + body[1:] if not body[:2].isupper() else body)
     return body, False
@@ -405,6 +416,9 @@ def first_match(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
     return None
 
 
+_STOPPED = re.compile(r"^(?:i\s+(?:no longer|stopped|quit|gave up)|i'?m\s+(?:pausing|dropping|giving up(?: on)?|quitting|"
+                      r"stopping|done with|no longer)|我.{0,4}(?:不再|已经不|戒了))\s*(?P<what>.+)$", re.I)
+_ZH_FRONTED = re.compile(r"^(?P<lead>[^我你他她，。；]{2,14}?(?:以后|之后|以来|的时候|时候|期间|完))(?=我)")
 _REMEMBER_THIS = Pattern("explicit", "en", r"^.+$", examples=(("Remember that I'm on call every other weekend.",
                                                             "The user is on call every other weekend."),))
 
@@ -422,21 +436,35 @@ def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
 
 def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
     seen: set[str] = set()
+    previous: Clause | None = None
     for clause in clauses(row.content):
-        if clause.question:
+        asked_to_forget = clause.question and _FORGET_ASK.match(clause.body)
+        if clause.question and not asked_to_forget:
+            previous = clause
             continue  # nothing is stated; the gate would refuse it anyway
+        if asked_to_forget:
+            clause = Clause(clause.quote, _FORGET_ASK.sub("", clause.body, count=1), False, clause.cues)
         found = first_match(clause) or _explicit(clause)
         if found is None:
+            previous = clause
             continue
         pattern, m, zh = found
         if pattern.rewrite == "forget":
-            _removal(row, clause, (m.groupdict().get("what") or m.groupdict().get("what2") or "").strip(), existing, out)
+            what = (m.groupdict().get("what") or m.groupdict().get("what2") or "").strip()
+            if len(meaning_words(_FORGET_FRAME.sub("", what))) == 0 and previous is not None:
+                what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
+            _removal(row, clause, what, existing, out)
+            previous = clause
             continue
+        previous = clause
         content = render(pattern, m, reading(clause)[0], zh)
+        fronted = _ZH_FRONTED.match(clause.body) if zh else None
+        if fronted:  # "甲状腺手术做完以后我每天…" -> "甲状腺手术做完以后，用户每天…"
+            content = fronted.group("lead") + "，" + content
         content = anchor(content, row.at, zh=zh)
-        if pattern.change and re.match(r"^i\s+(?:no longer|stopped|quit|gave up)|^我.{0,4}(?:不再|已经不|戒了)",
-                                       clause.body, re.I) and not infer_key(content):
-            if _removal(row, clause, re.sub(r"^(?:i|我)\s*", "", clause.body, flags=re.I), existing, out):
+        stop = _STOPPED.match(clause.body)
+        if pattern.change and stop and not infer_key(content):
+            if _removal(row, clause, re.split(r"[,，;；]", stop.group("what"))[0], existing, out):
                 continue  # "I no longer use Windows": the old fact goes; nothing new to keep
         if content in seen:
             continue
@@ -468,32 +496,42 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
         out.facts.append(fact)
 
 
+_FORGET_ASK = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?=forget|delete|remove|erase|drop|stop remembering)|"
+                         r"^(?:能不能|可不可以|可以|能)(?:请你?|帮我)?(?=忘|删|别记|不要记)", re.I)
+_FORGET_FRAME = re.compile(r"^(?:what|everything)\s+(?:i|I)\s+(?:told|said to|mentioned to)\s+(?:you|u)\s+(?:about\s+)?|"
+                           r"^(?:that|this|it|those|these|all that|all of (?:that|it))$|"
+                           r"^(?:之前|刚才|上次)?(?:跟你|和你|对你)?(?:说|讲|提)(?:过)?的|(?:的事|这件事|这些事|那件事|的事情)$|^(?:都|全部|全)$",
+                           re.I)
+
+
 def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: Extraction) -> bool:
-    """Retire the live fact ``what`` names ("forget that I have a cat", "别记我住在哪了")."""
-    target = _best_match(what, existing)
-    if target is None:
-        return False
-    out.removals.append({"fact_id": target.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
-                         "reason": f"the user said: {clause.quote[:200]}"})
-    return True
+    """Retire the live facts ``what`` names ("forget that I have a cat", "别记我住在哪了",
+    "之前跟你说的抑郁和吃药的事，帮我都删了")."""
+    targets = _matches(_FORGET_FRAME.sub("", what.strip()).strip(), existing)
+    for target in targets:
+        out.removals.append({"fact_id": target.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
+                             "reason": f"the user said: {clause.quote[:200]}"})
+    return bool(targets)
 
 
-def _best_match(what: str, existing: Sequence[Any]) -> Any | None:
+def _matches(what: str, existing: Sequence[Any]) -> list[Any]:
+    """The live facts ``what`` names: by the attribute it names, else by shared meaning
+    words — at least half of the smaller side's words, so "抑郁和吃药的事" names "用户有轻度抑郁"."""
     key = infer_key(what) or _key_of_question(what)
     if key:
         keyed = [f for f in existing if getattr(f, "key", None) == key]
         if keyed:
-            return keyed[0]
+            return keyed[:1]
     words = meaning_words(what)
     if not words:
-        return None
-    best, best_share = None, 0.0
+        return []
+    found = []
     for fact in existing:
         theirs = meaning_words(fact.content)
-        share = len(words & theirs) / len(words)
-        if share > best_share:
-            best, best_share = fact, share
-    return best if best_share >= 0.5 else None
+        shared = words & theirs
+        if shared and len(shared) / min(len(words), len(theirs) or 1) >= 0.5:
+            found.append(fact)
+    return found
 
 
 _WHERE = {"home_city": r"住在哪|住哪|住的地方|where i live|my address|my city|where i'm based",

@@ -17,6 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..model.attributes import infer_key
 from ..model.folding import LOOKALIKE_BRACKETS, sanitize, unspaced
 
 
@@ -239,7 +240,7 @@ _PREFERENCE_VERB = re.compile(
     r"\b(?:prefer|fan of)\b"
 )
 _REQUEST = re.compile(
-    r"^(?:请|麻烦|帮我|帮忙|给我|替我|你|用|换成?|改成?|翻译|解释|总结|写|列出|说明|回答|回复|告诉我|举)|"
+    r"^(?:请|麻烦|帮我|帮忙|给我|替我|你|用(?!了)|换成?(?!了)|改成?(?!了)|翻译|解释|总结|写(?!了)|列出|说明|回答|回复|告诉我|举)|"
     r"^(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+|would you\s+)?(?:answer|reply|respond|explain|translate|"
     r"write|rewrite|show|give|use|tell|make|keep|summari[sz]e|list|describe|format|draft|fix|check|review|help|skip|"
     r"drop|stop|switch)\b"
@@ -304,6 +305,6 @@ def is_task_fix(loc: Located) -> bool:
     other than the user ("不对，接口地址应该是 /api/v2", "no wait, the port is 8080")."""
     before, quote, after = _span(loc, _SENTENCE_END)
     sentence = (before + quote + after).strip()
-    if _TASK.search(sentence) and not _PROJECT.search(sentence):
-        return True
+    if _TASK.search(sentence) and not _PROJECT.search(sentence) and not infer_key(quote):
+        return True  # "Typo earlier, my name is John": a fix of what the user said about themselves is not a task fix
     return bool(_FIX_LEAD.match(sentence) and not _FIRST_PERSON.search(sentence))
