@@ -32,7 +32,7 @@ def test_pattern_examples(name, text, expected):
     if expected is None:
         assert mine == [], f"{name} should not fire on {text!r}: {mine}"
         return
-    assert [f["content"] for f in mine] == [expected], [(f["pattern"], f["content"]) for f in facts]
+    assert expected in [f["content"] for f in mine], [(f["pattern"], f["content"]) for f in facts]
     for fact in mine:  # the quote is the user's words, in the cited message
         assert fact["evidence_message_id"] == "u1"
         assert fact["evidence_text"] in text

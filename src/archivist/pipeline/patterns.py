@@ -130,6 +130,10 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("不对，我其实在杭州，刚才打错了", "用户其实在杭州。"),)),
     Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$", section=W, change=True,
             key="employer", examples=(("我已经从美团离职了", "用户已经从美团离职了。"),)),
+    Pattern("zh.works_city_org", "zh", rf"^我{ZA}(?:是)?在(?:{CITIES_ZH})[^，。；]{{1,12}}?(?:公司|企业|工厂|医院|学校|大学|银行|单位|"
+                                       rf"研究所|律所)(?:上班|工作|任职|实习|(?:做|干|负责)[^，。；]{{1,8}})$",
+            section=W, key="work_city",
+            examples=(("我是做嵌入式的，在深圳一家无人机公司上班", "用户在深圳一家无人机公司上班。"),)),
     Pattern("zh.works_at", "zh", rf"^我{ZA}(?:是)?在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
                                  rf"(?:干|做|搞|负责|带|教)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
             section=W, key="employer",
@@ -164,14 +168,18 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("我已经不吃肉了", "用户已经不吃肉了。"), ("我戒了咖啡", "用户戒了咖啡。"))),
     Pattern("zh.allergy", "zh", rf"^我{ZA}(?:对)?[^，。；]{{1,12}}过敏$", section=P,
             examples=(("我对花生过敏", "用户对花生过敏。"), ("记住，我海鲜过敏", "用户海鲜过敏。"))),
-    Pattern("zh.diet", "zh", rf"^我{ZA}(?:吃素|是素食者|是素食主义者|不吃[^，。；]{{1,8}}|不能吃[^，。；]{{1,8}}|不喝[^，。；]{{1,6}}|"
-                             rf"忌口[^，。；]{{0,8}}|乳糖不耐受?|在控糖|在减肥|在戒[^，。；]{{1,4}}|无肉不欢)了?$", section=P, key="diet",
-            examples=(("我吃素", "用户吃素。"), ("我不吃辣", "用户不吃辣。"))),
-    Pattern("zh.health", "zh", rf"^我{ZA}(?:去医院|在医院|体检)?(?:有|得了|患有|查出|确诊了?|被诊断为|被诊断出)?(?:点)?(?:乳糖不耐受?|高血压|糖尿病|哮喘|痛风|胃病|颈椎病|腰椎间盘突出|抑郁症?|焦虑症?|"
+    Pattern("zh.diet", "zh", rf"^我{ZA}(?:吃素|是素食者|是素食主义者|吃全素|吃蛋奶素|无肉不欢|在吃生酮|吃清真)了?$", section=P, key="diet",
+            examples=(("我吃素", "用户吃素。"), ("我现在吃素了", "用户现在吃素了。"))),
+    Pattern("zh.avoid_food", "zh", rf"^我{ZA}(?:不吃[^，。；]{{1,8}}|不能吃[^，。；]{{1,8}}|不喝[^，。；]{{1,6}}|忌口[^，。；]{{0,8}}|"
+                                   rf"乳糖不耐受?|在控糖|在减肥|在戒[^，。；]{{1,4}})了?$", section=P,
+            examples=(("我不吃辣", "用户不吃辣。"), ("我不吃香菜，也不吃内脏", "用户也不吃内脏。"))),
+    Pattern("zh.health", "zh", rf"^我{ZA}(?:去医院|在医院|体检)?(?:有|得了|患有|查出|确诊了?|被诊断为|被诊断出)?(?:点)?(?:轻度|中度|重度|轻微的?|严重的?|慢性)?(?:乳糖不耐受?|高血压|糖尿病|哮喘|痛风|胃病|颈椎病|腰椎间盘突出|抑郁症?|焦虑症?|"
                                rf"失眠|偏头痛|鼻炎|色弱|色盲|甲减|甲亢|心脏病|[^，。；]{{1,6}}(?:病|症|炎))$", section=P,
             examples=(("我有高血压", "用户有高血压。"),)),
-    Pattern("zh.medication", "zh", rf"^我{ZA}(?:都|也)?(?:得|要|需要|一直|长期|常年|按时)(?:吃|服用|打|用)(?:着)?[^，。；]{{2,12}}$",
-            section=P, examples=(("甲状腺手术做完以后我每天早上都得吃优甲乐", "甲状腺手术做完以后，用户每天早上都得吃优甲乐。"),)),
+    Pattern("zh.medication", "zh", rf"^我{ZA}(?:都|也)?(?:得|要|需要|一直|长期|常年|按时|在)?(?:吃|服用|打)(?:着)?(?P<drug>[^，。；]{{1,8}}(?:药|片|林|乐|"
+                                   rf"素|胶囊|针|剂|酮|汀|沙坦|洛尔|双胍))(?:[^，。；]{{0,6}})$",
+            section=P, examples=(("甲状腺手术做完以后我每天早上都得吃优甲乐", "甲状腺手术做完以后，用户每天早上都得吃优甲乐。"),
+                                 ("我在吃饭", None))),
     Pattern("zh.native_language", "zh", rf"^我的?(?:母语|第一语言)(?:是)?[^，。；]{{1,8}}$", section=P,
             examples=(("我的母语是粤语", "用户的母语是粤语。"),)),
     Pattern("zh.speaks", "zh", rf"^我{ZA}(?:(?:会说|会讲|能说|说|讲|不会说?|不会讲)(?:{LANGS_ZH})(?:[^，。；]{{0,10}})|(?:的)?(?:{LANGS_ZH})"
@@ -206,9 +214,10 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("我打算明年去读研", "用户打算明年去读研。"),)),
     Pattern("zh.hobby_named", "zh", rf"^我的?{ZA}(?:最大的|唯一的|主要的)?(?:爱好|兴趣|兴趣爱好)(?:是|就是)[^，。；]{{1,16}}$",
             category="preference", section=P, examples=(("不过说实话，我平时最大的爱好是钓鱼", "用户平时最大的爱好是钓鱼。"),)),
-    Pattern("zh.routine", "zh", rf"^我{ZA}(?:每天|每周|每晚|每个周末|天天|每天早上|每天晚上)[^，。；]{{0,10}}(?:跑步|健身|游泳|锻炼|"
-                                rf"练|学|读|写|冥想|瑜伽|骑车|打球|做饭|遛狗|早起|起床)[^，。；]{{0,10}}$",
-            category="preference", section=P, examples=(("我每天早上六点起来跑步", "用户每天早上六点起来跑步。"),)),
+    Pattern("zh.routine", "zh", rf"^我(?=[^，。；]*(?:每天|天天|每周|每晚|每个周末|每个月|经常|常常|习惯))[^，。；]{{1,14}}?(?:跑步|健身|游泳|"
+                                rf"锻炼|练|学|读|写|冥想|瑜伽|骑车|打球|做饭|遛狗|早起|起床|喝|来一杯|来杯|吃|看)[^，。；]{{0,12}}$",
+            category="preference", section=P, examples=(("我每天早上六点起来跑步", "用户每天早上六点起来跑步。"),
+                                                        ("我每天早上都得来一杯冰美式", "用户每天早上都得来一杯冰美式。"))),
     Pattern("zh.hobby", "zh", rf"^我{ZA}(?:业余|周末|没事|有空)?(?:喜欢|爱|会|经常|每天|每周)(?:去)?(?:打|弹|跑|游|爬|踢|下|玩|画|拍|做|钓)"
                               rf"[^，。；]{{1,12}}$", category="preference", section=P,
             examples=(("我周末喜欢去爬山", "用户周末喜欢去爬山。"),)),
@@ -232,6 +241,9 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后别安排会议。"))),
     Pattern("zh.forget", "zh", r"^(?:请|麻烦)?(?:你)?(?:忘掉|忘了|忘记|删掉|删除|别记|不要记|不用记|别再记)(?:住)?(?:关于)?(?:我)?(?P<what>.{2,30})$",
             "forget", examples=(("算了，别记我住在哪了", None),)),
+    Pattern("zh.forget_this", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?(?:把它|把这些|把这个)?(?:都|全|全部)?(?:给)?(?:删了|删掉|删除|忘了|忘掉|清除|清掉|"
+                                    r"别记了|不要记了)(?P<what>)$",
+            "forget", examples=(("之前跟你说的抑郁和吃药的事，帮我都删了吧", None),)),
     Pattern("zh.forget_ba", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?把(?P<what>.{2,30}?)(?:这件事|这个|这条|这些|的事)?(?:给)?(?:忘掉|忘了|忘记|删掉|删了|"
                                   r"删除|清除|抹掉)", "forget", examples=(("帮我把我养狗这件事忘掉吧", None),)),
     # ------------------------------------------------------------------ en
@@ -251,7 +263,9 @@ PATTERNS: tuple[Pattern, ...] = (
                                   rf"programming|practicing \w+|working (?:as|at|in|for) .+)\b.*(?:for|since)\s+.+$",
             section=W,
             examples=(("been nursing for 12 yrs now", "The user has been nursing for 12 yrs now."),)),
-    Pattern("en.intro_here", "en", r"^(?P<what>(?:an?\s+)?(?:\d+(?:st|nd|rd|th)\s+(?:yr|year)\s+)?[\w\-' ]{2,40}?)\s+here$",
+    Pattern("en.intro_here", "en", r"^(?!.*\b(?:it|it's|i|you|we|they|get|got|been|was|is|are|am|be|come|came|almost|from|over|out|"
+                                   r"back|right|still|just|now|again)\b)(?P<what>(?:an?\s+)?(?:\d+(?:st|nd|rd|th)\s+(?:yr|year)\s+)?"
+                                   r"[\w\-' ]{2,40}?)\s+here$",
             "The user: {what}.", section=W,
             examples=(("2nd yr bio at UCSD here btw", "The user: 2nd yr bio at UCSD."), ("nurse here", "The user: nurse."))),
     Pattern("en.works", "en", r"^i\s+(?:currently\s+|now\s+|mostly\s+|mainly\s+)?(?:work|am working|'m working|freelance|consult|"
@@ -300,7 +314,7 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("Retired last spring after 35 years of teaching high school chemistry",
                        "The user retired last spring after 35 years of teaching high school chemistry."),)),
     Pattern("en.took_up", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:taken up|took up|picked up|got into|gotten into|"
-                                r"started)\s+(?!the\b|it\b|that\b|this\b|a fight|an argument)[\w\- ]{3,30}$",
+                                r"started)\s+(?!the\b|it\b|that\b|this\b|a fight|an argument|when|because|to\b|with|as\b)[\w\- ]{3,30}$",
             category="preference", section=P,
             examples=(("so I've taken up watercolor", "The user has taken up watercolor."),)),
     Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
@@ -315,8 +329,7 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"scholarship|award|prize|book|business|company|startup|shop|store|bakery|restaurant|studio|"
                               r"mortgage|lease|black belt|bar|cpa|ielts|toefl|gre|gmat)\b.*$",
             section=P,
-            examples=(("I had knee surgery last week, so no running for six weeks",
-                       "The user had knee surgery last week, so no running for six weeks."),
+            examples=(("I had knee surgery last week, so no running for six weeks", "The user had knee surgery last week."),
                       ("Passed my AWS Solutions Architect Associate exam yesterday!",
                        "The user passed their AWS Solutions Architect Associate exam yesterday."))),
     Pattern("en.switched", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:switched|changed|moved over|gone over|"
@@ -391,34 +404,81 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.focus", "en", r"^i'?m\s+(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+|solo\s*-?\s*)?(?:learning|studying|training for|preparing for|focused on|"
                               r"making|developing|deving|solo-deving|creating|designing|renovating|launching|"
                               r"focusing on|"
-                              r"working on|building|writing|practicing|practising|saving for|planning|getting into|"
+                              r"working on|building|writing|practicing|practising|saving for|planning (?:to|on|a|an|my|our)\s+\w+\s+\w+|getting into|"
+                              r"thinking (?:of|about) \w+ing|considering \w+ing|looking into|researching|continuing|"
                               r"trying to (?:learn|lose|quit|save|get into|become|build|finish|switch|eat|run|read|write|sleep)|"
                               r"taking a class|taking classes|doing a|in the middle of)\b.{2,}$|"
                               r"^(?:my goal|my plan|the goal|my focus|my main focus|my priority)\s+(?:now\s+|right now\s+|this year\s+|for this year\s+)?"
                               r"is\s+.{3,}$|"
                               r"^i\s+(?:plan|intend|hope|want|aim)\s+to\s+(?:learn|become|get|start|build|run|finish|move|"
                               r"switch|launch|open|write|pass|save|buy|go for|take|try|pursue|apply|do)\b.{2,}$|"
-                              r"^i'?m\s+(?:going\s+to|gonna)\s+\w+\s+\w+.{3,}$",
+                              r"^i'?m\s+(?:going\s+to|gonna)\s+(?!keep|make|try|stay|never|always|be|do it|do this|do that|get there|"
+                              r"see|check|let|give|go (?:for it|on)|need|have to)\w+\s+\w+\s+\w+.{2,}$",
             category="goal", section=T, expires_days=FOCUS_DAYS,
             examples=(("I'm training for a marathon this spring", "The user is training for a marathon this spring."),
                       ("I'm learning Rust", "The user is learning Rust."))),
     Pattern("en.hobby", "en", r"^i(?:'ve| have)?\s+(?:been\s+)?(?:started\s+)?(?:play(?:ing)?|paint(?:ing)?|knit(?:ting)?|bak(?:e|ing)|"
                               r"garden(?:ing)?|hik(?:e|ing)|climb(?:ing)?|surf(?:ing)?|swim(?:ming)?|run(?:ning)?|cycl(?:e|ing)|"
-                              r"danc(?:e|ing)|sing(?:ing)?|draw(?:ing)?|read(?:ing)?|writ(?:e|ing)|do(?:ing)? yoga|fish(?:ing)?|"
-                              r"collect(?:ing)?|volunteer(?:ing)?)\b.{2,}$",
+                              r"danc(?:e|ing)|sing(?:ing)?|draw(?:ing)?|writ(?:e|ing)|do(?:ing)? yoga|fish(?:ing)?|"
+                              r"collect(?:ing)?|volunteer(?:ing)?)\b(?!\s+(?:it out|that|this|it)\b).{2,}$|"
+                              r"^i(?:'ve| have)?\s+(?:been\s+)?(?:started\s+)?read(?:ing)?\s+(?:a lot|books|novels|every|sci-fi|fantasy|poetry|"
+                              r"manga|comics|mysteries|history)\b.*$",
             category="preference", section=P,
             examples=(("I started playing acoustic guitar about five years ago",
                        "The user started playing acoustic guitar about five years ago."),
                       ("I play chess on weekends", "The user plays chess on weekends."))),
     Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
                               r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
-                              r"seeing|hearing|having|reading|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
-                              r"^i'?m\s+(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+)?(?:fan of|into|obsessed with|passionate about)\s+.{2,}$|"
+                              r"seeing|hearing|having|reading (?:your|that|this|it)|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
+                              r"^i(?:'m|'ve been| am| have been)\s+(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+|really\s+|super\s+)?(?:fan of|into|obsessed with|"
+                              r"passionate about|keen on|fond of|crazy about|big on)\s+(?!(?:those|these|that|this|it|them|the)\b).{2,}$|"
+                              r"^(?:i|we)\s+(?:always\s+|really\s+)?(?:enjoy|love|look forward to)\s+(?:\w+ing|our|my)\b.{3,}$|"
+                              r"^i\s+(?:really\s+)?(?:loved|enjoyed)\s+(?:\w+ing\b|\"|“|(?-i:[A-Z])).{3,}$|"
                               r"^i\s+(?:would|'d)\s+prefer\s+.{2,}$",
             category="preference", section=P,
             examples=(("I'm not a fan of long emails.", "The user is not a fan of long emails."),
                       ("I prefer short answers.", "The user prefers short answers."),
                       ("I love it", None))),
+    Pattern("en.favorite", "en", r"^(?:my\s+(?:all-time\s+)?(?:fave|fav|favorite|favourite)\b.{3,}|(?P<x>(?!it\b|that\b|this\b|yours?\b)[\w\-'\" ]{2,40}?)"
+                                 r"(?:'s| is| are)\s+(?:definitely\s+|probably\s+)?(?:my|our)\s+(?:all-time\s+)?(?:fave|fav|favorite|favourite|"
+                                 r"top pick|go-to)(?P<rest>\b.*))$",
+            category="preference", section=P,
+            examples=(("Blue's my fave, it makes me feel relaxed", "Blue is the user's favourite."),
+                      ("My favorite band is Radiohead", "The user's favorite band is Radiohead."))),
+    Pattern("en.my_work", "en", r"^my\s+(?:art|artwork|work|job|book|music|blog|channel|podcast|business|biz|studio|store|shop|company|"
+                                r"startup|research|thesis|novel|paintings?|team|role)\s+(?:is|are|focuses|has|was)\b.{3,}$",
+            section=W, examples=(("My art is about expressing my trans experience", "The user's art is about expressing their trans experience."),)),
+    Pattern("en.used_to", "en", r"^i\s+used\s+to\s+(?!think|believe|feel|say|hate|wonder|worry)\w+.{3,}$", section=P,
+            examples=(("I used to go horseback riding with my dad when I was a kid",
+                       "The user used to go horseback riding with their dad when they were a kid."),)),
+    Pattern("en.life_event", "en", EN_I + r"(?:finally\s+|recently\s+|officially\s+)?(?:got|had|took|made|built|started|opened|launched|won|"
+                                   r"finished|completed|bought|sold|visited|traveled|travelled|went to|hosted|organized|organised|ran|"
+                                   r"painted|published|performed|signed up for|volunteered|celebrated|attended|met|emailed|"
+                                   r"designed|developed|created|released|shipped|founded|closed|shut down|joined|received)\s+"
+                                   r"(?!(?:it|that|this|them|you|him|her|an? (?:error|bug|question|problem|issue|warning|exception|"
+                                   r"idea|email|message|notification|reply|answer|response|result|(?:great|good|bad|nice|fun|wonderful|awesome|"
+                                   r"amazing|rough|tough|long|hard|busy|blast|crazy|lovely|fantastic|terrible)\s+(?:time|day|week|"
+                                   r"weekend|night|one)|blast|look|chance|feeling)|fun|a blast|the (?:error|bug|code|script|file|"
+                                   r"build|test|command|function|output|link|page|same|answer|message|email|question|result|"
+                                   r"whole thing|point|hint|gist|idea|chance))\b)(?:an?|my|our|some|two|three|the|another|first|"
+                                   r"(?-i:[A-Z]))\b.{3,}$",
+            section=P,
+            examples=(("I got a temp job to help cover expenses", "The user got a temp job to help cover expenses."),
+                      ("I ran the script and got an error", None),
+                      ("Took a short trip last week to Rome to clear my mind a little",
+                       "The user took a short trip last week to Rome to clear their mind a little."))),
+    Pattern("en.activity", "en", r"^i'?m\s+(?:also\s+|currently\s+|still\s+|now\s+|busy\s+)?(?:starting|opening|launching|hosting|"
+                                 r"organizing|organising|preparing for|getting ready for|wrapping up|finishing up|finishing|offering|"
+                                 r"teaching|expanding|taking (?:a class|classes|lessons)|saving up|applying (?:to|for)|looking for (?:a|an|my) "
+                                 r"(?:new )?(?:job|apartment|house|place|spot|location|partner|investors?)|reading|writing a|"
+                                 r"having (?:an?|my|our) (?:\w+\s+){0,2}(?:show|exhibition|concert|wedding|party|surgery|baby|"
+                                 r"operation|recital|gig|launch|opening|graduation|interview))\b(?!\s+(?:it|that|this|the (?:code|"
+                                 r"script|file|docs?|error|logs?|output|answer|thread|message|email)))\b.{3,}$",
+            category="goal", section=T, expires_days=FOCUS_DAYS,
+            examples=(("I'm starting a dance studio", "The user is starting a dance studio."),
+                      ("Next month I'm having an LGBTQ art show with my paintings",
+                       "The user is having an LGBTQ art show with their paintings next month."),
+                      ("I'm reading the docs now", None))),
     Pattern("en.rule", "en", r"^(?:please\s+|pls\s+|and\s+)?(?:always|never|from now on|going forward|in (?:the )?future|by default|"
                              r"whenever you \w+|every time you \w+|each time you \w+)[,:]?\s+(?:please\s+)?(?:answer|reply|respond|use|"
                              r"write|explain|include|show|ask|check|format|start|end|keep|cite|add|mention|call|tell|remind|"
@@ -437,7 +497,7 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("Go back to English for everything, please.",
                        "The user wants the assistant to go back to English for everything."))),
     Pattern("en.rule_dont", "en", r"^(?:please\s+|pls\s+)?(?:don't|do not|stop|quit|avoid|no more)\s+(?:ever\s+)?(?:using|use|adding|add|"
-                                  r"putting|put|writing|write|including|include|sending|send|giving|give|calling|call|"
+                                  r"putting|put|writing|write|including|include|sending|send|(?:giving|give)(?!\s+up)|calling|call|"
                                   r"emojis|emoji|exclamation|apologi[sz]ing|apologi[sz]e)\b.{0,60}$",
             "rule", category="preference",
             examples=(("Don't use emojis.", "The user wants the assistant not to use emojis."),)),
@@ -445,7 +505,8 @@ PATTERNS: tuple[Pattern, ...] = (
                                   r"(?:short|brief|concise|simple|detailed|casual|formal)\b.*$",
             "rule", category="preference",
             examples=(("Please keep your answers short", "The user wants the assistant to keep answers short."),)),
-    Pattern("en.forget", "en", r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+(?:that|about|the (?:fact|part|bit) (?:that|about))\s+"
+    Pattern("en.forget", "en", r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+(?:that|about|everything about|what\s+i\s+(?:told|said to|mentioned to)\s+"
+                               r"(?:you|u)\s+about|the (?:fact|part|bit|stuff|thing) (?:that|about))\s+"
                                r"(?P<what>.{2,})$|^(?:please\s+)?(?:don't|do not|stop)\s+(?:remember(?:ing)?|keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
                                r"record(?:ing)?)\s+(?:that\s+)?(?P<what2>.{2,}?)(?:\s+on file|\s+in memory|\s+anywhere)?$",
             "forget", examples=(("forget that I have a cat", None),)),

@@ -32,7 +32,7 @@ from ..model.attributes import infer_key
 from ..model.folding import normalize
 from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
-from .patterns import PATTERNS, ZA_WORDS, Pattern
+from .patterns import CITIES_ZH, PATTERNS, ZA_WORDS, Pattern
 from .statements import names_project
 from .support import meaning_words
 
@@ -64,11 +64,13 @@ _NAME_ONLY = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s*$")
 _CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|i've|i'd|my\b|we\b|"
                         r"it\b|that\b|you\b|can\b|could\b|please\b)|,\s*(?=(?:and\s+|also\s+|plus\s+)?(?:i\b|i'm|i've|i'd|my\b|"
                         r"please\b|can you|could you|would you|do you|what|how|why|is there|are there|any\b|thanks|"
-                        r"thank you|btw\b))|\s+-{1,2}\s+|\s+—\s*", re.I)
+                        r"thank you|btw\b|pls\b|plz\b))|,\s+so\s+|,\s+(?=\w+(?:\s\w+)?\s+(?:wasn't|isn't|didn't|doesn't|wasnt|isnt|"
+                        r"didnt|doesnt)\b)|\s+-{1,2}\s+|\s+—\s*", re.I)
 _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
     r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
-    r"just so you know|quick note|for context|for the record|fun fact|side note|honestly|tbh|to be honest)\b|"
+    r"just so you know|quick note|for context|quick context|for the record|fun fact|side note|honestly|tbh|to be honest|you know|"
+    r"guess what|oh yeah|oh and|yay|wow|woah|whoa|omg|ugh)\b|"
     r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|早安|晚安|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)"
     r"(?:呀|啊|哈|啦|哦|呢)?(?=[，,:：!！.。~～\s]|$))"
     r"[，,:：!！.。~～\s]*|"
@@ -81,11 +83,12 @@ _CUE = re.compile(
     r"^(?:(?:请?记住|记一下|记好|不对|不是|错了|搞错了|更正一下|更正|其实|实际上|"
     r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait|typo(?: earlier)?|"
     r"sorry|my bad|oops|i meant|i mean|打错了|说错了|写错了|刚才打错了|不好意思)(?:[，,、:：!！.。\s]+|$)|"
-    r"(?:请?记住|记一下|其实|实际上)(?=我))+",
+    r"(?:请?记住|记一下|其实|实际上)(?=我)|"
+    r"(?:不好意思|抱歉|(?:刚才)?(?:手快|手滑)?(?:打错了|说错了|写错了|搞错了|记错了))[，,、:：!！.。\s]*)+",
     re.I)
-_TRAIL = re.compile(r"(?:[，,\s]*(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|:\)|:-\)|btw|fwiw|"
-                    r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+|"
-                    r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～)|[.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
+_TRAIL = re.compile(r"(?:(?:^|(?<=[\s,，.!?]))(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|btw|fwiw|"
+                    r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+)\b|:\)|:-\)|"
+                    r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～|[，,.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
                     re.I)
 
 
@@ -119,6 +122,7 @@ def clauses(text: str) -> list[Clause]:
     """The clauses of a user message, cleaned, in order."""
     masks = _masked(text)
     out: list[Clause] = []
+    pending: frozenset[str] = frozenset()  # cues of a clause that was only a cue ("sorry my bad, it's Houston")
     for s_start, s_end in _spans(text, _SENTENCE, 0, len(text)):
         if any(a < s_end and s_start < b for a, b in masks):
             continue  # a sentence with quoted or pasted material in it is not plainly the user's own
@@ -139,6 +143,12 @@ def clauses(text: str) -> list[Clause]:
             clause = _clean(text[a:b], question=asked and i == len(merged) - 1)
             if clause is None:
                 continue
+            if not clause.body:
+                pending = clause.cues
+                continue
+            if pending:
+                clause = Clause(clause.quote, clause.body, clause.question, clause.cues | pending, clause.inherits_subject)
+                pending = frozenset()
             if sentence_is_zh:
                 own = zh_subject_first(clause.body)
                 if previous_is_me and not _ZH_SUBJECT.search(own) and not _ZH_RULE_LEAD.search(own):
@@ -184,7 +194,7 @@ def _clean(raw: str, *, question: bool) -> Clause | None:
         body = _LEAD.sub("", text[cue.end():].strip()).strip()
     body = re.sub(r",?\s+not\s+(?-i:[A-Z])[\w\-]*(?:\s(?-i:[A-Z])[\w\-]*)*\s*$", "", body)  # "Austin, not Boston"
     if len(body) < 2:
-        return None
+        return Clause(text, "", question, frozenset(cues)) if cues else None  # "sorry my bad,": a cue for what follows
     is_question = question or bool(re.search(r"[?？]\s*$", raw)) or bool(_ASKS.search(body))
     return Clause(text, body, is_question, frozenset(cues))
 
@@ -249,6 +259,13 @@ _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "don't": "doesn't", "am
 _ADVERBS = r"(?:no longer|just|really|also|mostly|mainly|usually|always|never|still|now|recently|finally|actually|only|often|" \
            r"sometimes|currently|even|already|definitely|totally|absolutely|generally|normally|kind of|kinda|sort of|" \
            r"basically|primarily|mostly|rarely|seldom|occasionally|literally|officially)"
+_IMPLICIT_IM = re.compile(r"^(?:just\s+|also\s+|still\s+)?(?:gonna|going to|researching|learning|studying|working on|thinking (?:of|about)|"
+                          r"planning|training for|looking (?:for|into)|starting|hosting|getting ready|wrapping up|finishing up|"
+                          r"offering|expanding|saving (?:up|for))\b", re.I)
+_NEAR_TERM = re.compile(r"\b(?:tonight|tomorrow|today|this (?:morning|afternoon|evening|weekend)|on (?:mon|tues|wednes|thurs|fri|satur|"
+                        r"sun)day)\b|今晚|今天|明天|后天|这周末|今天下午|今天晚上", re.I)
+_GERUND_SUBJECT = re.compile(r"^\w+ing\b.*?\b(?:is|was|are|were|takes|took|has|had|makes|made|can|feels|seems|gives|brings|means|"
+                             r"helps|keeps|requires|needs)\b", re.I)  # "Starting a business takes courage"
 _IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
                          r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
                          r"retired|passed|failed|won|broke|hurt|turned)\b(?!\s+(?:to|out|up|on|off|it|that|this)\b)", re.I)
@@ -297,6 +314,7 @@ def _en_third(body: str) -> str:
     text = re.sub(r"\bi've\b", "they've", text, flags=re.I)
     text = re.sub(r"\bi'd\b", "they'd", text, flags=re.I)
     text = re.sub(r"\bi'll\b", "they'll", text, flags=re.I)
+    text = re.sub(r"(?<!')\b(?:I|i) was\b", "they were", text)
     text = re.sub(r"(?<!')\bI\b|\bi\b(?!')", "they", text)
     text = re.sub(r"\bmy\b", "their", text, flags=re.I)
     text = re.sub(r"\bmine\b", "theirs", text, flags=re.I)
@@ -345,6 +363,9 @@ def _en_rule(body: str) -> str:
 def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
     if pattern.drop:
         body = re.sub(pattern.drop, "", body, count=1, flags=re.I)
+    if pattern.rewrite == "self" and not zh and match.groupdict().get("x"):  # "Blue's my fave, …"
+        x = match.group("x").strip()
+        return _en_end(f"{x[0].upper() + x[1:]} is the user's favourite")
     if pattern.rewrite == "self":
         return _zh_third(body) if zh else _en_third(body)
     if pattern.rewrite == "rule":
@@ -391,7 +412,9 @@ def reading(clause: Clause) -> tuple[str, bool]:
     if fronted:  # "This quarter I'm focused on Rust" -> "I'm focused on Rust this quarter"
         lead = fronted.group("lead").strip()
         body = fronted.group("rest") + " " + (lead[0].lower() + lead[1:])
-    if re.match(r"^been\s+(?:\w+ing|vegan|vegetarian|pescatarian|married|sober|single|divorced|an?)\b", body, re.I):
+    if _IMPLICIT_IM.match(body) and not _GERUND_SUBJECT.match(body):  # "Researching adoption agencies", "Gonna …"
+        body = "I'm " + body[0].lower() + body[1:]
+    elif re.match(r"^been\s+(?:\w+ing|vegan|vegetarian|pescatarian|married|sober|single|divorced|an?)\b", body, re.I):
         # "Been nursing for 12 yrs", "been vegan for like 4 years"
         body = "I've b" + body[1:]
     elif _IMPLICIT_I.match(body):  # "Lost my job yesterday": the speaker is the subject
@@ -446,6 +469,9 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             clause = Clause(clause.quote, _FORGET_ASK.sub("", clause.body, count=1), False, clause.cues)
         found = first_match(clause) or _explicit(clause)
         if found is None:
+            fixed = _value_fix(row, clause, existing) if "correction" in clause.cues else None
+            if fixed is not None:
+                out.facts.append(fixed)
             previous = clause
             continue
         pattern, m, zh = found
@@ -457,6 +483,8 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             previous = clause
             continue
         previous = clause
+        if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
+            continue  # "I'm planning a dinner party on Friday": a plan for this week is not a standing focus
         content = render(pattern, m, reading(clause)[0], zh)
         fronted = _ZH_FRONTED.match(clause.body) if zh else None
         if fronted:  # "甲状腺手术做完以后我每天…" -> "甲状腺手术做完以后，用户每天…"
@@ -526,7 +554,11 @@ def _matches(what: str, existing: Sequence[Any]) -> list[Any]:
     if not words:
         return []
     found = []
+    medication = bool(_MEDICATION_WORDS.search(what))
     for fact in existing:
+        if medication and _TAKES_MEDICATION.search(fact.content):
+            found.append(fact)  # "吃药的事" names "用户现在在吃舍曲林"
+            continue
         theirs = meaning_words(fact.content)
         shared = words & theirs
         if shared and len(shared) / min(len(words), len(theirs) or 1) >= 0.5:
@@ -537,6 +569,38 @@ def _matches(what: str, existing: Sequence[Any]) -> list[Any]:
 _WHERE = {"home_city": r"住在哪|住哪|住的地方|where i live|my address|my city|where i'm based",
           "employer": r"在哪(?:上班|工作)|哪家公司|where i work|my employer|my job",
           "name": r"名字|叫什么|my name", "job_role": r"做什么工作|职业|my job title|what i do"}
+
+
+_FIXED_VALUE = re.compile(r"^(?:it'?s|it is|i meant|meant|is|its)\s+(?P<en>(?-i:[A-Z])[\w\-]+(?:\s(?-i:[A-Z])[\w\-]+)?)"
+                          r"(?:,?\s+actually)?(?:,?\s+with an? \w+)?$|^(?:是|应该是|其实是)(?P<zh>[\u4e00-\u9fff]{2,4})(?:才对)?$", re.I)
+
+
+def _value_fix(row: Row, clause: Clause, existing: Sequence[Any]) -> dict[str, Any] | None:
+    """"sorry my bad, it's Houston actually", "不好意思刚才打错了，是李亭": the newest keyed fact
+    whose value has the same shape gets the new value. Only a bare value after a correction cue."""
+    m = _FIXED_VALUE.match(clause.body.replace("’", "'"))
+    if m is None:
+        return None
+    new = m.group("en") or m.group("zh")
+    keyed = sorted((f for f in existing if getattr(f, "key", None)), key=lambda f: f.updated_at, reverse=True)
+    for fact in keyed:
+        if m.group("en"):
+            old = re.findall(r"(?<!^)(?<!\. )\b(?-i:[A-Z])[\w\-]+(?:\s(?-i:[A-Z])[\w\-]+)?", fact.content)
+        else:
+            old = re.findall(rf"(?<=叫)[\u4e00-\u9fff]{{2,4}}(?=。|$)|{CITIES_ZH}", fact.content)
+        old = [o for o in old if o not in ("The", "User") and o != new]
+        if len(old) == 1:
+            return {"content": fact.content.replace(old[0], new), "category": fact.category.value, "key": fact.key,
+                    "kind": "fact", "confidence": 0.9, "explicit": False, "evidence_message_id": row.id,
+                    "evidence_text": clause.quote, "scope": "user", "durability": "durable", "authority": "descriptive",
+                    "section": None, "pattern": "correction.value"}
+    return None
+
+
+_MEDICATION_WORDS = re.compile(r"药|\b(?:medication|meds|pills|medicine|prescription)\b", re.I)
+_TAKES_MEDICATION = re.compile(r"(?:吃|服用|打)(?:着)?[^，。；]{0,8}(?:药|片|林|乐|素|胶囊|针|剂|酮|汀|沙坦|洛尔|双胍)|"
+                               r"\b(?:takes?|taking|on)\s+(?:\w+\s+)?(?:mg\b|medication|meds|pills|\w+(?:ine|ol|pril|statin|zole|mab|"
+                               r"cillin|done|pam|lam|ide|ate))\b", re.I)
 
 
 def _key_of_question(what: str) -> str | None:

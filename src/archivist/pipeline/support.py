@@ -13,10 +13,12 @@ from "I live in Boston" is refused). A flipped negation is refused.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from ..index.text import STOPWORDS, has_cjk, pos_tagger
 from ..model.attributes import PEOPLE_EN, PEOPLE_ZH
 from ..model.folding import normalize, unspaced
+from ..model.timerefs import find_time_refs
 
 MIN_SHARE = 1 / 3
 
@@ -193,11 +195,17 @@ def _about_someone_else(content: str, quote: str) -> str | None:
     return None
 
 
+_ANCHOR = re.compile(r"\s?\((?:on|in|around|in the week of) [^()]{4,30}\)|（\d{4}年[^（）]{0,12}）")
+_ANY_DAY = datetime(2000, 1, 1)
+
+
 def unsupported(content: str, quote: str, *, context: str | None = None, inference: bool = False) -> str | None:
     """Why ``quote`` does not support ``content``, or ``None`` when it does. ``context``
     is the whole cited message: a value or a negation the extractor took from just
     outside the quoted words still counts. An ``inference`` goes beyond its quote by
     definition: one shared word is enough."""
+    if _ANCHOR.search(content) and find_time_refs(quote, _ANY_DAY):
+        content = _ANCHOR.sub("", content)  # "yesterday (on 2024-03-04)": the date is the quote's own relative time
     words, values = _tokens(content)
     quote_words, quote_values = _tokens(quote)
     flat, content_flat = unspaced(quote), unspaced(content)
