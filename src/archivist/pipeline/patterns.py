@@ -314,9 +314,12 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("Retired last spring after 35 years of teaching high school chemistry",
                        "The user retired last spring after 35 years of teaching high school chemistry."),)),
     Pattern("en.took_up", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:taken up|took up|picked up|got into|gotten into|"
-                                r"started)\s+(?!the\b|it\b|that\b|this\b|a fight|an argument|when|because|to\b|with|as\b)[\w\- ]{3,30}$",
+                                r"started)\s+(?!the\b|it\b|that\b|this\b|a fight|an argument|when|because|with|as\b|to\s+(?!learn|study|"
+                                r"practi[cs]e|play|take|run|swim|paint|draw|write|cook|bake|code)\b)[\w\- ]{3,60}$",
             category="preference", section=P,
-            examples=(("so I've taken up watercolor", "The user has taken up watercolor."),)),
+            examples=(("so I've taken up watercolor", "The user has taken up watercolor."),
+                      ("I started playing acoustic guitar about five years ago",
+                       "The user started playing acoustic guitar about five years ago."))),
     Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
             section=W, change=True,
             examples=(("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business",
@@ -377,7 +380,8 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("Our daughter Ava was born yesterday!!", "The user's daughter Ava was born yesterday."),
                       ("my dog Max loves the beach", "The user's dog Max loves the beach."))),
     Pattern("en.family_mine", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})\s+(?:start|started|is|are|was|were|turns?|turned|"
-                                    rf"go|goes|attend|attends|just|has|have|lives?|works?|studies|plays?)\b.{{3,}}$",
+                                    rf"go|goes|attend|attends|just|has|have|lives?|works?|studies|plays?|got|took|won|made|passed|"
+                                    rf"graduated|moved)\b.{{3,}}$",
             section=P,
             examples=(("my twins start kindergarten in september", "The user's twins start kindergarten in september."),)),
     Pattern("en.pet_named", "en", rf"(?P<name>(?-i:[A-Z])\w+),\s+my\s+(?P<what>(?:\w+\s+)?(?:{PETS_EN}))\b|"
@@ -424,9 +428,7 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"^i(?:'ve| have)?\s+(?:been\s+)?(?:started\s+)?read(?:ing)?\s+(?:a lot|books|novels|every|sci-fi|fantasy|poetry|"
                               r"manga|comics|mysteries|history)\b.*$",
             category="preference", section=P,
-            examples=(("I started playing acoustic guitar about five years ago",
-                       "The user started playing acoustic guitar about five years ago."),
-                      ("I play chess on weekends", "The user plays chess on weekends."))),
+            examples=(("I play chess on weekends", "The user plays chess on weekends."),)),
     Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
                               r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
                               r"seeing|hearing|having|reading (?:your|that|this|it)|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
@@ -440,7 +442,8 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("I prefer short answers.", "The user prefers short answers."),
                       ("I love it", None))),
     Pattern("en.favorite", "en", r"^(?:my\s+(?:all-time\s+)?(?:fave|fav|favorite|favourite)\b.{3,}|(?P<x>(?!it\b|that\b|this\b|yours?\b)[\w\-'\" ]{2,40}?)"
-                                 r"(?:'s| is| are)\s+(?:definitely\s+|probably\s+)?(?:my|our)\s+(?:all-time\s+)?(?:fave|fav|favorite|favourite|"
+                                 r"(?:'s| is| are)\s+(?:definitely\s+|probably\s+|pretty much\s+|kind of\s+|basically\s+|totally\s+|really\s+)?(?:my|our)\s+"
+                                 r"(?:all-time\s+)?(?:fave|fav|favorite|favourite|"
                                  r"top pick|go-to)(?P<rest>\b.*))$",
             category="preference", section=P,
             examples=(("Blue's my fave, it makes me feel relaxed", "Blue is the user's favourite."),
@@ -451,7 +454,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.used_to", "en", r"^i\s+used\s+to\s+(?!think|believe|feel|say|hate|wonder|worry)\w+.{3,}$", section=P,
             examples=(("I used to go horseback riding with my dad when I was a kid",
                        "The user used to go horseback riding with their dad when they were a kid."),)),
-    Pattern("en.life_event", "en", EN_I + r"(?:finally\s+|recently\s+|officially\s+)?(?:got|had|took|made|built|started|opened|launched|won|"
+    Pattern("en.been_to", "en", r"^i(?:'ve| have)\s+(?:just\s+|finally\s+|recently\s+)?(?:been|travell?ed)\s+to\s+(?-i:[A-Z])\w+.*$", section=P,
+            examples=(("Oh, I've been to Paris yesterday!", "The user has been to Paris yesterday."),)),
+    Pattern("en.life_event", "en", r"^(?:i|we)\s+(?:(?:also|really|just|finally|recently|officially|already|even)\s+)*(?:'ve\s+|have\s+)?"
+                                   r"(?:got|had|took|made|built|started|opened|launched|won|teamed up with|partnered with|collaborated with|"
                                    r"finished|completed|bought|sold|visited|traveled|travelled|went to|hosted|organized|organised|ran|"
                                    r"painted|published|performed|signed up for|volunteered|celebrated|attended|met|emailed|"
                                    r"designed|developed|created|released|shipped|founded|closed|shut down|joined|received)\s+"
@@ -460,7 +466,8 @@ PATTERNS: tuple[Pattern, ...] = (
                                    r"amazing|rough|tough|long|hard|busy|blast|crazy|lovely|fantastic|terrible)\s+(?:time|day|week|"
                                    r"weekend|night|one)|blast|look|chance|feeling)|fun|a blast|the (?:error|bug|code|script|file|"
                                    r"build|test|command|function|output|link|page|same|answer|message|email|question|result|"
-                                   r"whole thing|point|hint|gist|idea|chance))\b)(?:an?|my|our|some|two|three|the|another|first|"
+                                   r"whole thing|point|hint|gist|idea|chance))\b)(?:an?|my|our|some|two|three|the|another|first|noticed|promoted|accepted|hired|"
+                                   r"engaged|married|selected|featured|"
                                    r"(?-i:[A-Z]))\b.{3,}$",
             section=P,
             examples=(("I got a temp job to help cover expenses", "The user got a temp job to help cover expenses."),

@@ -57,15 +57,17 @@ class Extraction:
 # ------------------------------------------------------------------ clauses
 _MASKS = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
                     r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
-_SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)")
+_SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
 _CLAUSE_ZH = re.compile(r"[，,、]\s*(?!叫|名字叫|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
-_NAME_ONLY = re.compile(r"^\s*(?-i:[A-Z][a-z]+)\s*$")
+_APPOSITION = re.compile(r"\s*my\s+(?:\w+\s+)?(?:dog|puppy|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|turtle|"
+                         r"tortoise|snake|lizard|ferret|horse|pony|son|daughter|wife|husband|partner|brother|sister|mom|dad)\b", re.I)
+_NAME_ONLY = re.compile(r"(?:^|\s)(?-i:[A-Z][a-z]+)\s*$")
 _CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|i've|i'd|my\b|we\b|"
                         r"it\b|that\b|you\b|can\b|could\b|please\b)|,\s*(?=(?:and\s+|also\s+|plus\s+)?(?:i\b|i'm|i've|i'd|my\b|"
                         r"please\b|can you|could you|would you|do you|what|how|why|is there|are there|any\b|thanks|"
                         r"thank you|btw\b|pls\b|plz\b))|,\s+so\s+|,\s+(?=\w+(?:\s\w+)?\s+(?:wasn't|isn't|didn't|doesn't|wasnt|isnt|"
-                        r"didnt|doesnt)\b)|\s+-{1,2}\s+|\s+—\s*", re.I)
+                        r"didnt|doesnt)\b)|,\s+(?=(?:just|also|still)\s+\w+ing\b)|(?<=\w)-\s+(?=\w)|\s+-{1,2}\s+|\s+—\s*", re.I)
 _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
     r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
@@ -134,7 +136,7 @@ def clauses(text: str) -> list[Clause]:
         for a, b in parts:  # a lone lead-in ("记住，" "不对，" "好的，") stays with what follows it, and so does
             # a lone name before an apposition ("Oscar, my guinea pig, …")
             if merged and (_is_lead_only(text[merged[-1][0]:merged[-1][1]]) or
-                           _NAME_ONLY.match(text[merged[-1][0]:merged[-1][1]])):
+                           (_NAME_ONLY.search(text[merged[-1][0]:merged[-1][1]]) and _APPOSITION.match(text[a:b]))):
                 merged[-1] = (merged[-1][0], b)
             else:
                 merged.append((a, b))
@@ -268,7 +270,7 @@ _GERUND_SUBJECT = re.compile(r"^\w+ing\b.*?\b(?:is|was|are|were|takes|took|has|h
                              r"helps|keeps|requires|needs)\b", re.I)  # "Starting a business takes courage"
 _IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
                          r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
-                         r"retired|passed|failed|won|broke|hurt|turned)\b(?!\s+(?:to|out|up|on|off|it|that|this)\b)", re.I)
+                         r"retired|passed|failed|won|broke|hurt|turned|teamed up|partnered|emailed|posted|launched|opened)\b(?!\s+(?:to|out|up|on|off|it|that|this)\b)", re.I)
 
 
 def _third_person_verb(verb: str) -> str:
