@@ -62,7 +62,7 @@ _V = (  # side-effecting verbs (stems); every inflection and the nouns ("deploys
     r"issu(?:e|es|ed|ing)\s+(?:it|them|a refund|the refund|refunds|credits?|a credit)|reimburs|e-?fil(?:e|es|ed|ing)|"
     r"submit(?:s|ted|ting)?\s+(?:\w+\s+){0,2}?(?:forms?|applications?|claims?|motions?|filings?|orders?)|dock\w*"
 )
-_ACTION_EN = re.compile(rf"\b(?:{_V})\w*")
+_ACTION_EN = re.compile(rf"\b(?!sentenc)(?:{_V})\w*")  # "3 sentences max" is not "send"
 _ACTION_ZH = re.compile(
     r"部署|上线|发布|发版|推送|推代码|推到|强推|提交|合并|合进|合入|删除|删掉|删库|想删就删|清理|清空|清除|销毁|重启|关机|停机|下线|"
     r"干掉|杀掉|回滚|付款|支付|转账|汇款|打款|结账|结了|结清|付钱|缴费|购买|下单|退款|发送|发邮件|回邮件|回信|发消息|发给|群发|"

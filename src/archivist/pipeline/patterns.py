@@ -120,7 +120,18 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("下个月开始休产假了", "用户下个月开始休产假了。"))),
     Pattern("zh.job", "zh", rf"^我{ZA}(?:是|当)(?:一[名个位]|个)?[^，。,；]{{0,14}}?(?:{JOBS_ZH})(?:的)?$", section=W,
             examples=(("我是一名护士", "用户是一名护士。"), ("其实我是做前端的", "用户是做前端的。"), ("我是高中老师", "用户是高中老师。"))),
-    Pattern("zh.does", "zh", rf"^我{ZA}(?:是)?(?:做|搞|干|负责|从事|研究|写|教)(?:的是)?[^，。；]{{2,24}}?(?:的|相关|方向|工作|开发|这块)?$",
+    Pattern("zh.grade", "zh", rf"^我{ZA}(?:在)?(?:读|上)?(?:初[一二三]|高[一二三]|大[一二三四]|研[一二三]|博[一二三四五]|小学[一二三四五六]年级)"
+                              rf"(?:了|的学生)?$", section=P, examples=(("我初三 明年中考", "用户初三。"),)),
+    Pattern("zh.age", "zh", rf"^我{ZA}(?:今年)?(?:已经)?(?:\d{{1,3}}|[一二三四五六七八九十]{{1,3}})(?:岁|周岁)?了?$", section=P,
+            examples=(("我今年七十三了", "用户今年七十三了。"),)),
+    Pattern("zh.owns", "zh", rf"^我{ZA}(?:在[^，。；]{{1,8}}?)?开了?(?:一?家|个|间)[^，。；]{{1,12}}(?:店|公司|工作室|餐厅|馆|厂|铺|摊)$",
+            section=W, examples=(("我在成都开了家小甜品店", "用户在成都开了家小甜品店。"),)),
+    Pattern("zh.experience", "zh", rf"^我{ZA}(?:做|干|开|教|写|学|跑|当|带)[^，。；]{{1,10}}?(?:十几年|二十多年|几十年|好几年|几年|\d+年|"
+                                   rf"[一二三四五六七八九十两]+年)(?:多)?了?$", section=W,
+            examples=(("我跑长途的，开货车十几年了", "用户开货车十几年了。"),)),
+    Pattern("zh.goal", "zh", rf"^我{ZA}(?:给自己)?定了?(?:一)?个?(?:小)?目标[：:，,]?[^，。；]{{2,24}}$", category="goal", section=T,
+            expires_days=FOCUS_DAYS, examples=(("今年给自己定了个小目标：年底前考下CPA", "用户今年给自己定了个小目标：年底前考下CPA。"),)),
+    Pattern("zh.does", "zh", rf"^我{ZA}(?:是)?(?:做|搞|干|负责|从事|研究|写|教|跑|种|养|卖)(?:的是)?[^，。；]{{2,24}}?(?:的|相关|方向|工作|开发|这块)?$",
             section=W,
             examples=(("我主要做 Python 后端开发，你觉得 Go 怎么样？", "用户主要做 Python 后端开发。"),
                       ("我平时主要负责 Python 后端，用 FastAPI", "用户平时主要负责 Python 后端。"))),
@@ -135,7 +146,7 @@ PATTERNS: tuple[Pattern, ...] = (
             section=W, key="work_city",
             examples=(("我是做嵌入式的，在深圳一家无人机公司上班", "用户在深圳一家无人机公司上班。"),)),
     Pattern("zh.works_at", "zh", rf"^我{ZA}(?:是)?在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
-                                 rf"(?:干|做|搞|负责|带|教)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
+                                 rf"(?:干|做|搞|负责|带|教|种|养|卖|开)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
             section=W, key="employer",
             examples=(("我在字节干后端", "用户在字节干后端。"),
                       ("我是在一家律所做法律科技的", "用户是在一家律所做法律科技的。"))),
@@ -150,7 +161,8 @@ PATTERNS: tuple[Pattern, ...] = (
             section=P, change=True, key="home_city", drop=r"从[^，。；]{1,8}?(?=搬|移居|定居)",
             examples=(("我上个月搬到深圳了", "用户上个月搬到深圳了。"), ("刚搬到成都", "用户刚搬到成都。"),
                       ("我上个月刚从北京搬到杭州", "用户上个月刚搬到杭州。"))),
-    Pattern("zh.joined", "zh", rf"^(?:我)?{ZA}(?:入职|加入了?|跳槽到|跳槽去了?|换到|去了)(?P<org>[^，。；]{{2,16}}?)(?:了|工作|上班)?$",
+    Pattern("zh.joined", "zh", rf"^(?:我)?{ZA}(?:入职|加入了?|跳槽到|跳槽去了?|换到|去了)(?P<org>[^，。；]{{2,16}}?)(?:了|工作|上班)?$|"
+                               rf"^(?:我)?(?:现在|已经|目前)(?:去|到)(?P<org2>[^，。；]{{2,8}}?)(?:上班|工作)?了$",
             section=W, change=True, key="employer",
             examples=(("我已经跳槽到拼多多了", "用户已经跳槽到拼多多了。"),)),
     Pattern("zh.phone", "zh", r"^我的?(?:手机|电话)(?:是|用的是|用)\s*[^，。；]{1,16}$|^(?:我)?(?:最近|刚|已经|现在)?(?:换了|换成了?|改用)"
@@ -197,6 +209,9 @@ PATTERNS: tuple[Pattern, ...] = (
                               rf"^我的?(?:终端|编辑器|IDE|电脑|手机|系统|主力机)(?:是|用的是|用)\s*[A-Za-z][^，。；]{{0,20}}$",
             category="preference", section=W,
             examples=(("我平时用 VS Code 写代码", "用户平时用 VS Code 写代码。"),)),
+    Pattern("zh.tool_for", "zh", rf"^我{ZA}(?P<topic>[\u4e00-\u9fff]{{2,8}}?)(?:都|一般|一直|主要)?(?:用的是|都用|用)\s*(?P<tool>[A-Za-z][\w.+\- ]{{1,20}})$",
+            category="preference", section=W, key="tool:{topic}",
+            examples=(("平时整理案例都用notion", "用户平时整理案例都用notion。"), ("整理案例用的是obsidian", "用户整理案例用的是obsidian。"))),
     Pattern("zh.stack", "zh", r"^我的(?:编辑器|IDE|技术栈|主力语言|主力机|电脑|系统|操作系统)(?:是|用的是)[^，。；]{1,20}$",
             category="preference", section=W,
             examples=(("我的技术栈是 React + Node", "用户的技术栈是 React + Node。"),)),
@@ -218,8 +233,9 @@ PATTERNS: tuple[Pattern, ...] = (
                                 rf"锻炼|练|学|读|写|冥想|瑜伽|骑车|打球|做饭|遛狗|早起|起床|喝|来一杯|来杯|吃|看)[^，。；]{{0,12}}$",
             category="preference", section=P, examples=(("我每天早上六点起来跑步", "用户每天早上六点起来跑步。"),
                                                         ("我每天早上都得来一杯冰美式", "用户每天早上都得来一杯冰美式。"))),
-    Pattern("zh.hobby", "zh", rf"^我{ZA}(?:业余|周末|没事|有空)?(?:喜欢|爱|会|经常|每天|每周)(?:去)?(?:打|弹|跑|游|爬|踢|下|玩|画|拍|做|钓)"
-                              rf"[^，。；]{{1,12}}$", category="preference", section=P,
+    Pattern("zh.hobby", "zh", rf"^我{ZA}(?:业余|周末|没事|有空)?(?:喜欢|爱|会|经常|每天|每周)(?:去)?(?:打[^，。；]{{0,3}}球|弹|跑步|游泳|爬山|"
+                              rf"踢[^，。；]{{0,2}}球|下棋|下围棋|玩|画画|画|拍照|摄影|钓鱼|做饭|烘焙|滑雪|骑行|骑车|露营|徒步|健身|练)"
+                              rf"[^，。；]{{0,12}}$", category="preference", section=P,
             examples=(("我周末喜欢去爬山", "用户周末喜欢去爬山。"),)),
     Pattern("zh.likes", "zh", rf"^我{ZA}(?:比较|很|特别|非常|更|最|不太|不怎么)?(?:喜欢|偏好|偏爱|讨厌|不喜欢|习惯|爱|受不了|反感)"
                               rf"[^，。；]{{1,30}}$", category="preference", section=P,
@@ -227,7 +243,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("zh.rule_language", "zh", rf"^(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:都|也|先)?请?(?:你)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
             "prefer", category="preference", key="response_language",
             examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),)),
-    Pattern("zh.rule_later", "zh", r"^(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
+    Pattern("zh.rule_later", "zh", r"^(?:你|您)?(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
                                    r"(?!再说|再聊|有空|有机会|可能|也许|想|打算|会)[^。；]{0,30}?(?:请|要|都|先|别|不要|少|多|用|给|加|写|"
                                    r"尽量|一律|统一|简短|简洁|详细|直接)[^。；]{1,40}$",
             "rule", category="preference",
@@ -249,8 +265,10 @@ PATTERNS: tuple[Pattern, ...] = (
     # ------------------------------------------------------------------ en
     Pattern("en.name", "en", r"(?:^|\b)(?:my name(?:'s| is)|name's|call me|i go by|i'?m|i am)\s+(?!(?:Tired|Fine|Good|Back|Sorry|Sure|"
                              r"Ready|Done|Here|Okay|Ok|Happy|Busy|New|Curious|Confused|Stuck|Lost|Not|Just|So|Really|Still|"
+                             r"American|British|Brazilian|Canadian|Chinese|Japanese|Korean|German|French|Spanish|Italian|"
+                             r"Mexican|Indian|Russian|Australian|Irish|Dutch|Swedish|Polish|Portuguese|Turkish|Greek|Swiss|"
                              r"Also|Glad|Excited|Home|Off|Out|In|On|Up|Down|Well|Great|Cool)\b)"
-                             r"(?P<name>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:,.*|\s+with an? \w+)?$",
+                             r"(?P<name>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:\s+now)?(?:,.*|\s+with an? \w+)?$",
             "The user's name is {name}.", section=P,
             examples=(("Hi! My name is Priya.", "The user's name is Priya."), ("call me Sam", "The user's name is Sam."),
                       ("I'm Tired", None), ("Hi, I'm Dana", "The user's name is Dana."))),
@@ -279,6 +297,10 @@ PATTERNS: tuple[Pattern, ...] = (
                        "The user teaches Spanish at a community college in Phoenix."),)),
     Pattern("en.freelance", "en", EN_I + r"(?:do|am doing|'m doing)\s+(?:freelance|contract|consulting|part-time|full-time|remote)\s+.{3,}$",
             section=W, examples=(("I'm Jon, I do freelance video editing", "The user does freelance video editing."),)),
+    Pattern("en.streams", "en", EN_I + r"(?:stream|vlog|blog|podcast|post videos|make videos|upload)\s+(?:on|to|about)\s+\w+.*$", section=W,
+            examples=(("yo so i stream on twitch, mostly minecraft hardcore", "The user streams on twitch, mostly minecraft hardcore."),)),
+    Pattern("en.native_speaker", "en", rf"^(?:a\s+)?(?P<speaker>native\s+(?:{LANGS})\s+speaker)$", "The user is a {speaker}.",
+            section=P, examples=(("I'm Brazilian, native Portuguese speaker", "The user is a native Portuguese speaker."),)),
     Pattern("en.does", "en", r"^i\s+(?:mostly\s+|mainly\s+)?(?:do|teach|run|own|manage|lead|write|build|design|study)\s+"
                              r"(?:\w+\s+){0,4}(?:for a living|professionally|at (?-i:[A-Z])\w*|for (?-i:[A-Z])\w*|"
                              r"(?:backend|frontend|front-end|back-end|full-stack|data|ml|devops|infra|mobile|game|web) "
@@ -288,17 +310,27 @@ PATTERNS: tuple[Pattern, ...] = (
             section=W,
             examples=(("I run a small bakery in Leeds", "The user runs a small bakery in Leeds."),
                       ("I do backend work for a living", "The user does backend work for a living."))),
-    Pattern("en.lives", "en", r"^i\s+(?:currently\s+|now\s+|still\s+)?(?:live|reside|am based|'m based|am living|'m living|grew up)\s+"
-                              r"(?:in|near|outside|just outside|on)\b.{2,}$|^i'?m\s+(?:originally\s+)?(?:from|based in|"
-                              r"living in)\s+.{2,}$|^i\s+am\s+(?:originally\s+)?from\s+.{2,}$",
+    Pattern("en.lives", "en", r"^i\s+(?:currently\s+|now\s+|still\s+)?(?:live|reside|am based|'m based|am living|'m living)\s+"
+                              r"(?:in|near|outside|just outside|on)\b.{2,}$|^i'?m\s+(?:based in|living in)\s+.{2,}$",
+            section=P, key="home_city",
+            examples=(("I live in Berlin", "The user lives in Berlin."), ("i live in austin", "The user lives in austin."))),
+    Pattern("en.from", "en", r"^i\s+(?:grew up)\s+(?:in|near|outside|on)\b.{2,}$|^i'?m\s+(?:originally\s+)?from\s+.{2,}$|"
+                             r"^i\s+am\s+(?:originally\s+)?from\s+.{2,}$",
             section=P,
-            examples=(("I live in Berlin", "The user lives in Berlin."), ("I'm originally from Sweden", "The user is originally from Sweden."))),
+            examples=(("I'm originally from Sweden", "The user is originally from Sweden."),)),
+    Pattern("en.nationality", "en", r"^i'?m\s+(?:a\s+)?(?:proud\s+)?(?:american|british|brazilian|canadian|chinese|japanese|korean|german|"
+                                    r"french|spanish|italian|mexican|indian|russian|australian|irish|scottish|dutch|swedish|"
+                                    r"norwegian|danish|polish|portuguese|turkish|greek|egyptian|nigerian|kenyan|vietnamese|thai|"
+                                    r"filipino|filipina|indonesian|pakistani|iranian|israeli|argentinian|colombian|chilean|peruvian|"
+                                    r"cuban|jamaican|swiss|austrian|belgian|ukrainian|czech|hungarian|romanian|finnish|welsh|"
+                                    r"english|taiwanese|malaysian|singaporean|south african|new zealander|kiwi)\b.*$",
+            section=P, examples=(("hi, I'm Brazilian", "The user is Brazilian."),)),
     Pattern("en.home_country", "en", r"\bmy home (?P<what>country|town|city|state)(?:,| is)\s+(?P<place>(?-i:[A-Z])[\w\-]+(?: (?-i:[A-Z])[\w\-]+)?)",
             "The user's home {what} is {place}.", section=P,
             examples=(("…a gift from my grandma in my home country, Sweden.", "The user's home country is Sweden."),)),
     Pattern("en.moved", "en", r"^(?:i|we)(?:'ve| have|'re| are|'m| am)?\s+(?:just\s+|finally\s+|recently\s+|officially\s+)?"
                               r"(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|into|out of)\s+.{2,}$",
-            section=P, change=True, drop=r"\s+from\s+.+?(?=\s+(?:to|into)\b)",
+            section=P, change=True, key="home_city", drop=r"\s+from\s+.+?(?=\s+(?:to|into)\b)",
             examples=(("Actually, I moved to Berlin last year", "The user moved to Berlin last year."),)),
     Pattern("en.joined", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:joined|started at|"
                                r"started (?:a new job|working|my new job) (?:at|as|with)|got a job (?:at|as)|accepted an? (?:offer|job|"
@@ -343,7 +375,7 @@ PATTERNS: tuple[Pattern, ...] = (
                                   r"^i'?m\s+(?:pausing|dropping|giving up(?: on)?|quitting|stopping|done with|no longer)\s+.{2,}$",
             section=P, change=True,
             examples=(("I no longer eat meat", "The user no longer eats meat."),)),
-    Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+)?allergic\s+to\s+.{2,}$|"
+    Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+|seriously\s+|super\s+|really\s+|highly\s+|extremely\s+)?allergic\s+to\s+.{2,}$|"
                                 r"^i\s+have\s+(?:an?\s+|a severe\s+|a mild\s+)?[\w\s\-]{2,20}\s+allerg(?:y|ies)\b.*$",
             section=P,
             examples=(("I'm allergic to peanuts.", "The user is allergic to peanuts."),
@@ -374,7 +406,7 @@ PATTERNS: tuple[Pattern, ...] = (
             section=P,
             examples=(("I have two kids, 5 and 8", "The user has two kids, 5 and 8."), ("I'm married", "The user is married."))),
     Pattern("en.family_named", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?P<who>{FAMILY_EN}|{PETS_EN})(?:'s name is|\s+is\s+(?:called|named)|,|)"
-                                     rf"\s+(?P<name>(?-i:[A-Z])\w+)\b.*$",
+                                     rf"\s+(?P<name>(?-i:[A-Z])\w+)\b.*$|^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})s\s+(?-i:[A-Z])\w+\s+and\s+(?-i:[A-Z])\w+\b.*$",
             section=P,
             examples=(("My daughter is called Mia.", "The user's daughter is called Mia."),
                       ("Our daughter Ava was born yesterday!!", "The user's daughter Ava was born yesterday."),
@@ -399,7 +431,10 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.in_city", "en", r"^i'?m\s+(?:currently\s+|now\s+|based\s+|living\s+)?in\s+(?-i:[A-Z])[\w\-]+(?:,?\s(?-i:[A-Z])[\w\-]+)?$",
             section=P, key="home_city", examples=(("I'm in Austin", "The user is in Austin."),)),
     Pattern("en.tools", "en", r"^i(?:'m\s+on|\s+(?:mostly\s+|mainly\s+|usually\s+|always\s+|only\s+)?(?:use|code in|write in|program in|"
-                              r"work in|develop in|am on|'m on))\s+(?!it\b|this\b|that\b|them\b)(?-i:[A-Z])[\w.+#\-]*.*$|"
+                              r"work in|develop in|am on|'m on))\s+(?!it\b|this\b|that\b|them\b)(?:(?-i:[A-Z])[\w.+#\-]*|(?:neovim|vim|nvim|"
+                              r"emacs|vscode|vs code|tmux|arch|linux|ubuntu|debian|fedora|windows|mac|macos|intellij|pycharm|"
+                              r"obsidian|notion|figma|excel|photoshop|blender|unity|godot|unreal|zed|cursor|sublime|helix|react|"
+                              r"vue|django|rails|postgres|mysql|docker|kubernetes|aws|gcp|azure)\b).*$|"
                               r"^my\s+(?:editor|ide|stack|tech stack|main language|os|setup|daily driver)\s+is\s+.{2,}$",
             category="preference", section=W,
             examples=(("I mostly use Emacs for everything", "The user mostly uses Emacs for everything."),
@@ -432,7 +467,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
                               r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
                               r"seeing|hearing|having|reading (?:your|that|this|it)|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
-                              r"^i(?:'m|'ve been| am| have been)\s+(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+|really\s+|super\s+)?(?:fan of|into|obsessed with|"
+                              r"^i(?:'m|'ve been| am| have been)\s+(?:getting\s+)?(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+|really\s+|super\s+)?(?:fan of|into|obsessed with|"
                               r"passionate about|keen on|fond of|crazy about|big on)\s+(?!(?:those|these|that|this|it|them|the)\b).{2,}$|"
                               r"^(?:i|we)\s+(?:always\s+|really\s+)?(?:enjoy|love|look forward to)\s+(?:\w+ing|our|my)\b.{3,}$|"
                               r"^i\s+(?:really\s+)?(?:loved|enjoyed)\s+(?:\w+ing\b|\"|“|(?-i:[A-Z])).{3,}$|"
@@ -467,6 +502,7 @@ PATTERNS: tuple[Pattern, ...] = (
                                    r"weekend|night|one)|blast|look|chance|feeling)|fun|a blast|the (?:error|bug|code|script|file|"
                                    r"build|test|command|function|output|link|page|same|answer|message|email|question|result|"
                                    r"whole thing|point|hint|gist|idea|chance))\b)(?:an?|my|our|some|two|three|the|another|first|noticed|promoted|accepted|hired|"
+                                   r"twins|triplets|"
                                    r"engaged|married|selected|featured|"
                                    r"(?-i:[A-Z]))\b.{3,}$",
             section=P,
@@ -515,7 +551,9 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.forget", "en", r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+(?:that|about|everything about|what\s+i\s+(?:told|said to|mentioned to)\s+"
                                r"(?:you|u)\s+about|the (?:fact|part|bit|stuff|thing) (?:that|about))\s+"
                                r"(?P<what>.{2,})$|^(?:please\s+)?(?:don't|do not|stop)\s+(?:remember(?:ing)?|keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
-                               r"record(?:ing)?)\s+(?:that\s+)?(?P<what2>.{2,}?)(?:\s+on file|\s+in memory|\s+anywhere)?$",
+                               r"record(?:ing)?)\s+(?:that\s+)?(?P<what2>.{2,}?)(?:\s+on file|\s+in memory|\s+anywhere)?$|"
+                               r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+the\s+(?P<what3>[\w\s\-]{2,30}?)\s+(?:thing|stuff|part|bit|"
+                               r"info|information|detail)(?:\s+from (?:earlier|before)|\s+i (?:said|mentioned|told you))?$",
             "forget", examples=(("forget that I have a cat", None),)),
 )
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model.attributes import infer_key
+from ..model.attributes import PEOPLE_ZH, infer_key
 from ..model.folding import normalize
 from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
@@ -59,24 +59,28 @@ _MASKS = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,
                     r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
 _SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
-_CLAUSE_ZH = re.compile(r"[，,、]\s*(?!叫|名字叫|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
+_CLAUSE_ZH = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|[，,、]\s*(?!叫|名字叫|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
 _APPOSITION = re.compile(r"\s*my\s+(?:\w+\s+)?(?:dog|puppy|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|turtle|"
                          r"tortoise|snake|lizard|ferret|horse|pony|son|daughter|wife|husband|partner|brother|sister|mom|dad)\b", re.I)
+_MY_PARTNER = re.compile(r"^\s*my\s+(?:wife|husband|partner|girlfriend|boyfriend|fiancée?)\s*$", re.I)  # "my wife and i had twins"
 _NAME_ONLY = re.compile(r"(?:^|\s)(?-i:[A-Z][a-z]+)\s*$")
-_CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|i've|i'd|my\b|we\b|"
+_CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|while|and)\s+(?=i\b|i'm|im\b|i've|i'd|my\b|we\b|"
                         r"it\b|that\b|you\b|can\b|could\b|please\b)|,\s*(?=(?:and\s+|also\s+|plus\s+)?(?:i\b|i'm|i've|i'd|my\b|"
                         r"please\b|can you|could you|would you|do you|what|how|why|is there|are there|any\b|thanks|"
                         r"thank you|btw\b|pls\b|plz\b))|,\s+so\s+|,\s+(?=\w+(?:\s\w+)?\s+(?:wasn't|isn't|didn't|doesn't|wasnt|isnt|"
-                        r"didnt|doesnt)\b)|,\s+(?=(?:just|also|still)\s+\w+ing\b)|(?<=\w)-\s+(?=\w)|\s+-{1,2}\s+|\s+—\s*", re.I)
+                        r"didnt|doesnt)\b)|,\s+(?=(?:just|also|still)\s+\w+ing\b)|,\s+(?=(?:currently\s+)?(?:working|living|based|studying)\b)|"
+                        r",\s+(?=(?:a\s+)?native\s+\w+\s+speaker\b)|"
+                        r"\s+so\s+(?=(?:my|i|im|i'm|please|pls|keep|make|use|don't|dont|avoid|no)\b)|(?<=\w)-\s+(?=\w)|\s+-{1,2}\s+|\s+—\s*", re.I)
 _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
     r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
     r"just so you know|quick note|for context|quick context|for the record|fun fact|side note|honestly|tbh|to be honest|you know|"
-    r"guess what|oh yeah|oh and|yay|wow|woah|whoa|omg|ugh)\b|"
+    r"guess what|oh yeah|oh and|yay|wow|woah|whoa|omg|ugh|fwiw|yo|heyy+|lmao|hey there|scratch that|wait)\b|"
     r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|早安|晚安|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)"
     r"(?:呀|啊|哈|啦|哦|呢)?(?=[，,:：!！.。~～\s]|$))"
     r"[，,:：!！.。~～\s]*|"
-    r"^(?:对了|顺便说一下|顺便说下|顺便提一下|顺便|另外|还有|不过|但是|可是|然后|所以|说起来|话说|跟你说|告诉你|说实话|老实说|"
+    r"^(?:跟你说个事|跟你说一下|跟你说下|说个事|告诉你个事|顺带一提|顺带说一下|对了|顺便说一下|顺便说下|顺便提一下|顺便|另外|还有|不过|"
+    r"但是|可是|然后|所以|说起来|话说|跟你说|告诉你|说实话|老实说|嘿嘿|嘻嘻|哈哈+|呜呜|诶等下|等下|等等|诶|欸|哎|唉|救命|"
     r"实话说|补充一下|更新一下|更新|好消息|坏消息)[，,:：!！.。~～\s]*|"
     r"^(?:(?:quick|small|big|some|good|bad|little|an?)\s+)?(?:update|news|change|change of plans|heads up|note|context|fyi|"
     r"background)\s*[:!,.-]+\s*|"
@@ -84,9 +88,9 @@ _LEAD = re.compile(
 _CUE = re.compile(
     r"^(?:(?:请?记住|记一下|记好|不对|不是|错了|搞错了|更正一下|更正|其实|实际上|"
     r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait|typo(?: earlier)?|"
-    r"sorry|my bad|oops|i meant|i mean|打错了|说错了|写错了|刚才打错了|不好意思)(?:[，,、:：!！.。\s]+|$)|"
+    r"sorry|my bad|oops|i meant|i mean|scratch that|打错了|说错了|写错了|刚才打错了|不好意思)(?:[，,、:：!！.。\s]+|$)|"
     r"(?:请?记住|记一下|其实|实际上)(?=我)|"
-    r"(?:不好意思|抱歉|(?:刚才)?(?:手快|手滑)?(?:打错了|说错了|写错了|搞错了|记错了))[，,、:：!！.。\s]*)+",
+    r"(?:不好意思|抱歉|我?(?:刚才)?(?:手快|手滑)?(?:打错了|说错了|写错了|搞错了|记错了))[，,、:：!！.。\s]*)+",
     re.I)
 _TRAIL = re.compile(r"(?:(?:^|(?<=[\s,，.!?]))(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|btw|fwiw|"
                     r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+)\b|:\)|:-\)|"
@@ -136,7 +140,8 @@ def clauses(text: str) -> list[Clause]:
         for a, b in parts:  # a lone lead-in ("记住，" "不对，" "好的，") stays with what follows it, and so does
             # a lone name before an apposition ("Oscar, my guinea pig, …")
             if merged and (_is_lead_only(text[merged[-1][0]:merged[-1][1]]) or
-                           (_NAME_ONLY.search(text[merged[-1][0]:merged[-1][1]]) and _APPOSITION.match(text[a:b]))):
+                           (_NAME_ONLY.search(text[merged[-1][0]:merged[-1][1]]) and _APPOSITION.match(text[a:b])) or
+                           _MY_PARTNER.search(text[merged[-1][0]:merged[-1][1]])):
                 merged[-1] = (merged[-1][0], b)
             else:
                 merged.append((a, b))
@@ -264,13 +269,16 @@ _ADVERBS = r"(?:no longer|just|really|also|mostly|mainly|usually|always|never|st
 _IMPLICIT_IM = re.compile(r"^(?:just\s+|also\s+|still\s+)?(?:gonna|going to|researching|learning|studying|working on|thinking (?:of|about)|"
                           r"planning|training for|looking (?:for|into)|starting|hosting|getting ready|wrapping up|finishing up|"
                           r"offering|expanding|saving (?:up|for))\b", re.I)
+_OWN_SUBJECT_ONLY = frozenset({"zh.age"})
+_ABOUT_FAMILY = frozenset({"zh.family", "zh.family_named", "zh.pet", "zh.event"})  # patterns that are about them by design
+_ABOUT_SOMEONE = re.compile(rf"^我(?:的|家的?)?(?:{PEOPLE_ZH})", re.I)
 _NEAR_TERM = re.compile(r"\b(?:tonight|tomorrow|today|this (?:morning|afternoon|evening|weekend)|on (?:mon|tues|wednes|thurs|fri|satur|"
                         r"sun)day)\b|今晚|今天|明天|后天|这周末|今天下午|今天晚上", re.I)
 _GERUND_SUBJECT = re.compile(r"^\w+ing\b.*?\b(?:is|was|are|were|takes|took|has|had|makes|made|can|feels|seems|gives|brings|means|"
                              r"helps|keeps|requires|needs)\b", re.I)  # "Starting a business takes courage"
 _IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
                          r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
-                         r"retired|passed|failed|won|broke|hurt|turned|teamed up|partnered|emailed|posted|launched|opened)\b(?!\s+(?:to|out|up|on|off|it|that|this)\b)", re.I)
+                         r"retired|passed|failed|won|broke|hurt|turned|teamed up|partnered|emailed|posted|launched|opened)\b(?!\s+(?:it|that|this)\b)", re.I)
 
 
 def _third_person_verb(verb: str) -> str:
@@ -404,10 +412,19 @@ def reading(clause: Clause) -> tuple[str, bool]:
     zh = bool(_HAN.search(clause.body))
     if zh:
         fronted = _ZH_FRONTED.match(clause.body)
+        clause = Clause(clause.quote, re.sub(r"^俺|^咱(?!们)", "我", clause.body), clause.question, clause.cues,
+                        clause.inherits_subject)
         body = zh_subject_first(clause.body[fronted.end():] if fronted else clause.body)
         implicit = clause.inherits_subject or (not _ZH_SUBJECT.search(body) and not _ZH_RULE_LEAD.search(body))
         return ("我" + body if implicit else body), True
     body = clause.body.replace("’", "'").replace("‘", "'")
+    if body.isupper():
+        body = body.lower()  # "GUESS WHO GOT THEIR GREEN CARD"
+    guess = re.match(r"^guess who\s+(?P<rest>.+)$", body, re.I)
+    if guess:  # "guess who got their green card" -> "I got my green card"
+        body = "I " + re.sub(r"\b(?:their|his|her)\b", "my", guess.group("rest"), count=1)
+    body = re.sub(r"^my\s+(?:wife|husband|partner|girlfriend|boyfriend|fiancée?)\s+and\s+i\b", "we", body, flags=re.I)
+    body = re.sub(r"\s*\((?=[^)]*\b(?:lol|lmao|haha|jk|yes i|i know|sorry)\b)[^)]*\)\s*$", "", body, flags=re.I)
     body = re.sub(r"^(?:im|i m)\b", "I'm", body, flags=re.I)
     body = re.sub(r"^(?:ive)\b", "I've", body, flags=re.I)
     fronted = _FRONTED.match(body)
@@ -478,13 +495,17 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             continue
         pattern, m, zh = found
         if pattern.rewrite == "forget":
-            what = (m.groupdict().get("what") or m.groupdict().get("what2") or "").strip()
+            what = (m.groupdict().get("what") or m.groupdict().get("what2") or m.groupdict().get("what3") or "").strip()
             if len(meaning_words(_FORGET_FRAME.sub("", what))) == 0 and previous is not None:
                 what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
             _removal(row, clause, what, existing, out)
             previous = clause
             continue
         previous = clause
+        if pattern.name in _OWN_SUBJECT_ONLY and (clause.inherits_subject or not re.match(r"^(?:我|i\b|i'm)", clause.body, re.I)):
+            continue  # "我家柯基，三岁了": an age said after someone else is theirs
+        if _ABOUT_SOMEONE.match(reading(clause)[0]) and pattern.name not in _ABOUT_FAMILY:
+            continue  # "我同事小王对芒果过敏": about the colleague, whatever the pattern says
         if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
             continue  # "I'm planning a dinner party on Friday": a plan for this week is not a standing focus
         content = render(pattern, m, reading(clause)[0], zh)
@@ -504,10 +525,14 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             if not re.search(r"我|\b(?:i|i'm|my|me)\b", clause.body, re.I):
                 content = clause.body.rstrip("。.！!") + ("。" if zh else ".")
         standing = pattern.category == "preference" or pattern.rewrite == "rule"
+        key = pattern.key
+        if key and "{" in key:  # "tool:{topic}": the key names what the tool is for, so a later tool for it replaces it
+            topic = re.sub(r"^(?:平时|一般|主要|都|日常)+", "", (m.groupdict().get("topic") or "").strip())
+            key = key.format(topic=normalize(topic)) if topic else None
         fact: dict[str, Any] = {
             "content": content,
             "category": pattern.category,
-            "key": pattern.key,
+            "key": key,
             "kind": "fact",
             "confidence": 0.95 if "explicit" in clause.cues else 0.9,
             "explicit": "explicit" in clause.cues,
@@ -530,7 +555,8 @@ _FORGET_ASK = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)
                          r"^(?:能不能|可不可以|可以|能)(?:请你?|帮我)?(?=忘|删|别记|不要记)", re.I)
 _FORGET_FRAME = re.compile(r"^(?:what|everything)\s+(?:i|I)\s+(?:told|said to|mentioned to)\s+(?:you|u)\s+(?:about\s+)?|"
                            r"^(?:that|this|it|those|these|all that|all of (?:that|it))$|"
-                           r"^(?:之前|刚才|上次)?(?:跟你|和你|对你)?(?:说|讲|提)(?:过)?的|(?:的事|这件事|这些事|那件事|的事情)$|^(?:都|全部|全)$",
+                           r"^(?:之前|刚才|上次)?(?:跟你|和你|对你)?(?:说|讲|提)(?:过)?的|(?:的事|这件事|这些事|那件事|的事情)[了吧]*$|"
+                           r"^(?:都|全部|全)$",
                            re.I)
 
 
@@ -565,6 +591,10 @@ def _matches(what: str, existing: Sequence[Any]) -> list[Any]:
         shared = words & theirs
         if shared and len(shared) / min(len(words), len(theirs) or 1) >= 0.5:
             found.append(fact)
+        elif not shared and _HAN.search(what):  # "我养狗的事" names "用户家狗叫豆豆": jieba cuts them apart
+            chars = {c for c in what if _HAN.match(c)} - set("的事了吧我你他她是有在和跟那个这")
+            if chars and len(chars & set(fact.content)) / len(chars) >= 0.5:
+                found.append(fact)
     return found
 
 
