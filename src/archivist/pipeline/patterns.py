@@ -55,6 +55,11 @@ def _compile(regex: str) -> re.Pattern[str]:
 
 
 W, P, T = "work_context", "personal_context", "top_of_mind"
+# Things of the task at hand, not of the user's life: "我在写一份求职信", "I'm working on a bug".
+TASK_ZH = r"求职信|邮件|报告|简历|代码|bug|BUG|PPT|ppt|方案|食谱|菜谱|文案|周报|日报|作业|论文里|这个|这段|这份|一份|一封"
+TASK_EN = (r"(?:a|an|the|this|that|my)\s+(?:\w+\s+)?(?:bug|error|script|function|cover letter|email|essay|report|presentation|"
+           r"resume|cv|query|pr|ticket|feature|recipe|letter|post|reply|message|spreadsheet|slide|deck|draft|test|"
+           r"migration|refactor|fix|patch)\b")
 EN_I = (r"^i\s+(?:(?:also|really|mostly|mainly|usually|always|still|now|currently|actually|only|just|even|already|"
         r"definitely|basically|primarily|generally|normally|pretty much|kind of|kinda)\s+)*")
 FOCUS_DAYS = 90
@@ -78,7 +83,8 @@ JOBS_EN = (r"engineer|developer|dev|programmer|manager|designer|teacher|doctor|n
            r"scientist|analyst|student|architect|consultant|sre|founder|co-founder|writer|journalist|banker|professor|"
            r"intern|chef|cook|pilot|driver|artist|musician|photographer|pharmacist|dentist|vet|veterinarian|therapist|"
            r"electrician|plumber|mechanic|farmer|firefighter|officer|clerk|cashier|recruiter|director|ceo|cto|owner|"
-           r"freelancer|paralegal|attorney|physician|surgeon|librarian|editor|translator|tutor|lecturer|retiree|"
+           r"freelancer|paralegal|attorney|physician|surgeon|librarian|editor|translator|tutor|lecturer|retiree|principal|"
+           r"headteacher|dean|nanny|caregiver|midwife|physiotherapist|physio|barista|bartender|waiter|waitress|"
            r"homemaker|stay-at-home (?:mom|dad|parent)|entrepreneur|contractor|carpenter|painter|dancer|actor|singer|"
            r"coach|trainer|counselor|counsellor|social worker|paramedic|pm|product manager|data scientist|sysadmin|"
            r"postdoc|phd student|grad student|undergrad|freshman|sophomore|junior|senior")
@@ -102,11 +108,11 @@ CONDITIONS_EN = (r"diabetes|type \d diabetes|asthma|celiac(?: disease)?|coeliac|
 
 PATTERNS: tuple[Pattern, ...] = (
     # ------------------------------------------------------------------ zh
-    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我|我是\s*(?=(?-i:[A-Z])[a-z]+$))"
-                             r"(?P<name>[\u4e00-\u9fffA-Za-z]{1,12}?)(?:就(?:行|好|可以)了?)?$",
+    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我|我是\s*(?=(?-i:[A-Z])[a-z]+$))(?![了他她它你人车外])"
+                             r"(?P<name>[\u4e00-\u9fff]{2,4}?|[A-Za-z]{2,12})(?:就(?:行|好|可以)了?)?$",
             "用户叫{name}。", section=P,
             examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"), ("hi，我是 Lucy", "用户叫Lucy。"),
-                      ("我是学生", None))),
+                      ("我是学生", None), ("我叫了个外卖", None), ("我叫他明天再来", None))),
     Pattern("zh.trait", "zh", rf"^我{ZA}(?:是个?|有点|比较)?(?:左撇子|右撇子|近视|高度近视|远视|夜猫子|社恐|内向的人|外向的人|i人|e人|"
                               rf"早睡早起的人|路痴|急性子|慢性子|完美主义者)(?:[^，。；]{{0,6}})$", section=P,
             examples=(("btw 我是左撇子", "用户是左撇子。"),)),
@@ -137,7 +143,7 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("我平时主要负责 Python 后端，用 FastAPI", "用户平时主要负责 Python 后端。"))),
     Pattern("zh.works_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})[^，。；]{{0,6}}?(?:工作|上班|办公|打工)(?:[^，。；]{{0,8}})$",
             section=W, key="work_city", examples=(("我现在在上海工作。", "用户现在在上海工作。"),)),
-    Pattern("zh.in_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})(?:[\u4e00-\u9fff]{{0,4}}(?:区|路|街|镇|村|附近))?$", section=P, key="home_city",
+    Pattern("zh.in_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})(?:[\u4e00-\u9fff]{{0,4}}(?:区|路|街|镇|村|附近))?$", section=P,
             examples=(("不对，我其实在杭州，刚才打错了", "用户其实在杭州。"),)),
     Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$", section=W, change=True,
             key="employer", examples=(("我已经从美团离职了", "用户已经从美团离职了。"),)),
@@ -150,10 +156,11 @@ PATTERNS: tuple[Pattern, ...] = (
             section=W, key="employer",
             examples=(("我在字节干后端", "用户在字节干后端。"),
                       ("我是在一家律所做法律科技的", "用户是在一家律所做法律科技的。"))),
-    Pattern("zh.lives", "zh", rf"^我{ZA}(?:住在|生活在|定居在?|住|家在)(?P<place>[^，。；]{{2,12}}?)$|"
+    Pattern("zh.lives", "zh", rf"^我{ZA}(?:住在|生活在|定居在?|住|家在)(?!在?(?:公司|床|你|他|她|心里|这|那|哪|酒店|医院|车里))"
+                              rf"(?P<place>[^，。；]{{2,12}}?)$|"
                               rf"^我{ZA}在(?:{CITIES_ZH})[^，。；]{{0,8}}?(?:租房|租了房|住|安家|买了房|定居)[^，。；]{{0,4}}$",
             section=P, key="home_city",
-            examples=(("我住在杭州", "用户住在杭州。"), ("我住北京回龙观", "用户住北京回龙观。"),
+            examples=(("我住在杭州", "用户住在杭州。"), ("我住北京回龙观", "用户住北京回龙观。"), ("我住公司了，最近天天加班", None),
                       ("我在深圳南山这边租房", "用户在深圳南山这边租房。"))),
     Pattern("zh.hometown", "zh", rf"^我{ZA}(?:老家(?:是|在)|是)(?P<place>[^，。；]{{2,12}}?)(?:人)$|^我{ZA}老家(?:是|在)[^，。；]{{2,12}}$",
             section=P, examples=(("我老家是湖南的", "用户老家是湖南的。"), ("我是四川人", "用户是四川人。"))),
@@ -169,7 +176,8 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"(?:个|部|台)?\s*(?:新手机|iPhone|苹果|华为|小米|OPPO|vivo|三星|荣耀|一加|Pixel)[^，。；]{0,12}$",
             category="preference", section=P, key="phone", change=True,
             examples=(("我手机是小米14", "用户手机是小米14。"), ("换了 iPhone 15 了", "用户换了 iPhone 15 了。"))),
-    Pattern("zh.switched", "zh", rf"^(?:我)?{ZA}(?:改用|换成|换用|转用|用回|改喝|改吃|换喝|改成)(?:了)?[^，。；]{{1,20}}$",
+    Pattern("zh.switched", "zh", rf"^(?:我)?{ZA}(?:改用|换成|换用|转用|用回|改喝|改吃|换喝|改成)(?:了)?[^，。；]{{1,20}}(?<=了)$|"
+                                 rf"^我{ZA}(?:现在|已经|最近)(?:改用|换成|换用|转用|用回|改喝|改吃|换喝|改成)(?:了)?[^，。；]{{1,20}}$",
             category="preference", section=W, change=True,
             examples=(("现在改用 Neovim 了", "用户现在改用 Neovim 了。"),)),
     Pattern("zh.career_switch", "zh", rf"^(?:我)?{ZA}(?:转|转到|转向|转做|改做|转行做?)\s*(?P<what>[A-Za-z+#]+|前端|后端|全栈|算法|"
@@ -178,7 +186,7 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("最近转 Go 了", "用户最近转 Go 了。"),)),
     Pattern("zh.no_longer", "zh", rf"^我{ZA}(?:不再|已经不|早就不|现在不|戒了)[^，。；]{{1,20}}$", change=True, section=P,
             examples=(("我已经不吃肉了", "用户已经不吃肉了。"), ("我戒了咖啡", "用户戒了咖啡。"))),
-    Pattern("zh.allergy", "zh", rf"^我{ZA}(?:对)?[^，。；]{{1,12}}过敏$", section=P,
+    Pattern("zh.allergy", "zh", rf"^我{ZA}(?!对?(?:周一|上班|开会|早起|学习|工作|你|老板))(?:对)?[^，。；]{{1,12}}过敏$", section=P,
             examples=(("我对花生过敏", "用户对花生过敏。"), ("记住，我海鲜过敏", "用户海鲜过敏。"))),
     Pattern("zh.diet", "zh", rf"^我{ZA}(?:吃素|是素食者|是素食主义者|吃全素|吃蛋奶素|无肉不欢|在吃生酮|吃清真)了?$", section=P, key="diet",
             examples=(("我吃素", "用户吃素。"), ("我现在吃素了", "用户现在吃素了。"))),
@@ -216,7 +224,7 @@ PATTERNS: tuple[Pattern, ...] = (
             category="preference", section=W,
             examples=(("我的技术栈是 React + Node", "用户的技术栈是 React + Node。"),)),
     Pattern("zh.focus", "zh", rf"^我{ZA}(?:接下来|这几个月|这段时间|今年|最近|正在|在)?(?:几个月)?(?:在)?(?:系统)?(?:学|学习|自学|准备|备考|"
-                              rf"考|研究|练|练习|筹备|写|做|搞|攻读|备战)[^，。；]{{2,24}}$",
+                              rf"考|研究|练|练习|筹备|写|做|搞|攻读|备战)(?![^，。；]*(?:{TASK_ZH}))[^，。；]{{2,24}}$",
             category="goal", section=T, expires_days=FOCUS_DAYS,
             examples=(("我接下来几个月在系统学习 Agent 上下文工程", "用户接下来几个月在系统学习 Agent 上下文工程。"),
                       ("最近我在准备雅思", "用户最近在准备雅思。"))),
@@ -224,7 +232,7 @@ PATTERNS: tuple[Pattern, ...] = (
                              rf"工作|定居|培训|开会|交换|留学)(?:[^，。；]{{0,6}})$",
             category="goal", section=T, expires_days=FOCUS_DAYS,
             examples=(("下个月要去东京出差一周", "用户下个月要去东京出差一周。"),)),
-    Pattern("zh.plan", "zh", rf"^我{ZA}(?:打算|计划|准备|想要|决定)[^，。；]{{3,24}}$", category="goal", section=T,
+    Pattern("zh.plan", "zh", rf"^我{ZA}(?:打算|计划|准备|决定)(?![^，。；]*(?:{TASK_ZH}))[^，。；]{{3,24}}$", category="goal", section=T,
             expires_days=FOCUS_DAYS,
             examples=(("我打算明年去读研", "用户打算明年去读研。"),)),
     Pattern("zh.hobby_named", "zh", rf"^我的?{ZA}(?:最大的|唯一的|主要的)?(?:爱好|兴趣|兴趣爱好)(?:是|就是)[^，。；]{{1,16}}$",
@@ -238,9 +246,15 @@ PATTERNS: tuple[Pattern, ...] = (
                               rf"[^，。；]{{0,12}}$", category="preference", section=P,
             examples=(("我周末喜欢去爬山", "用户周末喜欢去爬山。"),)),
     Pattern("zh.likes", "zh", rf"^我{ZA}(?:比较|很|特别|非常|更|最|不太|不怎么)?(?:喜欢|偏好|偏爱|讨厌|不喜欢|习惯|爱|受不了|反感)"
-                              rf"[^，。；]{{1,30}}$", category="preference", section=P,
-            examples=(("我比较喜欢简洁的回答", "用户比较喜欢简洁的回答。"), ("我讨厌长篇大论", "用户讨厌长篇大论。"))),
-    Pattern("zh.rule_language", "zh", rf"^(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:都|也|先)?请?(?:你)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
+                              rf"(?!了|死|上了|这|那|你|您|它|第[一二三四五六七八九十\d]|上面|刚才|前面|后面|最后|哪)[^，。；]{{1,30}}$",
+            category="preference", section=P,
+            examples=(("我比较喜欢简洁的回答", "用户比较喜欢简洁的回答。"), ("我讨厌长篇大论", "用户讨厌长篇大论。"),
+                      ("我喜欢这个答案", None), ("我喜欢你写的这首诗", None), ("爱了爱了", None))),
+    Pattern("zh.now_at", "zh", rf"^我(?:现在|目前|已经)(?:在|去了?|到了?)(?!家|路上|外面|医院|地铁|车上|开会|吃饭|{CITIES_ZH})"
+                               rf"(?P<org>[^，。；]{{2,8}}?)(?:了|上班|工作)?$",
+            section=W, key="employer", change=True,
+            examples=(("其实我已经从腾讯离职了，现在在美团", "用户现在在美团。"), ("我现在在地铁上", None))),
+    Pattern("zh.rule_language", "zh", rf"^(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:回答|回复|解释|说话)?(?:都|也|先|还是)?请?(?:你)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
             "prefer", category="preference", key="response_language",
             examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),)),
     Pattern("zh.rule_later", "zh", r"^(?:你|您)?(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
@@ -260,6 +274,14 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("zh.forget_this", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?(?:把它|把这些|把这个)?(?:都|全|全部)?(?:给)?(?:删了|删掉|删除|忘了|忘掉|清除|清掉|"
                                     r"别记了|不要记了)(?P<what>)$",
             "forget", examples=(("之前跟你说的抑郁和吃药的事，帮我都删了吧", None),)),
+    Pattern("zh.forget_topic", "zh", r"^(?P<what>[^，。；]{1,12}?)(?:的事|这件事|这句|那句)?(?:就|也)?(?:别记了?|不用记了?|不要记了?|忘了吧|删了吧|忘掉吧|"
+                                     r"删掉吧?)$",
+            "forget", examples=(("狗的事别记了", None), ("刚才那句别记", None))),
+    Pattern("zh.stopped", "zh", r"^(?:我)?(?:对)?(?P<what>[^，。；我]{1,8}?)我?(?:已经|现在|早就)?(?:不再|不)(?P<verb>过敏|学|用|吃|喝|玩|练|做|"
+                                r"养|住)了$",
+            "forget", examples=(("法语我不学了", None), ("我对花生已经不过敏了", None))),
+    Pattern("zh.pet_gone", "zh", rf"^我(?:的|家的?)?(?P<what>{PETS_ZH})(?:[^，。；]{{0,6}}?)(?:走了|去世了|死了|没了|丢了)$",
+            "forget", examples=(("我的猫上个月走了", None),)),
     Pattern("zh.forget_ba", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?把(?P<what>.{2,30}?)(?:这件事|这个|这条|这些|的事)?(?:给)?(?:忘掉|忘了|忘记|删掉|删了|"
                                   r"删除|清除|抹掉)", "forget", examples=(("帮我把我养狗这件事忘掉吧", None),)),
     # ------------------------------------------------------------------ en
@@ -287,7 +309,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "The user: {what}.", section=W,
             examples=(("2nd yr bio at UCSD here btw", "The user: 2nd yr bio at UCSD."), ("nurse here", "The user: nurse."))),
     Pattern("en.works", "en", r"^i\s+(?:currently\s+|now\s+|mostly\s+|mainly\s+)?(?:work|am working|'m working|freelance|consult|"
-                              r"contract)\s+(?:as|at|for|in|on|"
+                              r"contract)\s+(?!at a snail|at my own pace|at night|on weekends|in silence|best|better)(?:as|at|for|in|on|"
                               r"from|remotely)\b.{2,}$",
             section=W,
             examples=(("I work as a data analyst", "The user works as a data analyst."),
@@ -311,9 +333,12 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("I run a small bakery in Leeds", "The user runs a small bakery in Leeds."),
                       ("I do backend work for a living", "The user does backend work for a living."))),
     Pattern("en.lives", "en", r"^i\s+(?:currently\s+|now\s+|still\s+)?(?:live|reside|am based|'m based|am living|'m living)\s+"
-                              r"(?:in|near|outside|just outside|on)\b.{2,}$|^i'?m\s+(?:based in|living in)\s+.{2,}$",
+                              r"(?:in|near|outside|just outside)\s+(?!fear|hope|denial|the moment|the past|a bubble|my head|"
+                              r"my car|your|a dream|sin|terror|dread|constant|the terminal|the gym|the office|the library|"
+                              r"the kitchen|my room|my bed|coffee|pajamas|sweatpants)\S.{1,}$|^i'?m\s+(?:based in|living in)\s+.{2,}$",
             section=P, key="home_city",
-            examples=(("I live in Berlin", "The user lives in Berlin."), ("i live in austin", "The user lives in austin."))),
+            examples=(("I live in Berlin", "The user lives in Berlin."), ("i live in austin", "The user lives in austin."),
+                      ("I live in fear of my inbox", None))),
     Pattern("en.from", "en", r"^i\s+(?:grew up)\s+(?:in|near|outside|on)\b.{2,}$|^i'?m\s+(?:originally\s+)?from\s+.{2,}$|"
                              r"^i\s+am\s+(?:originally\s+)?from\s+.{2,}$",
             section=P,
@@ -342,7 +367,7 @@ PATTERNS: tuple[Pattern, ...] = (
                                     r"(?:joined|join|started at|moved to)\s+(?P<org>(?-i:[A-Z])[\w&.\-]*(?:\s(?-i:[A-Z])[\w&.\-]*)*)(?P<rest>.*)$",
             "The user works at {org}{rest}.", section=W, change=True, key="employer",
             examples=(("I left Stripe and joined Shopify", "The user works at Shopify."),)),
-    Pattern("en.retired", "en", EN_I + r"(?:retired|graduated|got married|got divorced|got engaged)\b.*$", section=W, change=True,
+    Pattern("en.retired", "en", EN_I + r"(?:retired|graduated)\b.*$", section=W, change=True,
             examples=(("Retired last spring after 35 years of teaching high school chemistry",
                        "The user retired last spring after 35 years of teaching high school chemistry."),)),
     Pattern("en.took_up", "en", r"^i(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:taken up|took up|picked up|got into|gotten into|"
@@ -375,17 +400,24 @@ PATTERNS: tuple[Pattern, ...] = (
                                   r"^i'?m\s+(?:pausing|dropping|giving up(?: on)?|quitting|stopping|done with|no longer)\s+.{2,}$",
             section=P, change=True,
             examples=(("I no longer eat meat", "The user no longer eats meat."),)),
-    Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+|seriously\s+|super\s+|really\s+|highly\s+|extremely\s+)?allergic\s+to\s+.{2,}$|"
+    Pattern("en.allergy", "en", r"^i'?m\s+(?:severely\s+|very\s+|deathly\s+|mildly\s+|seriously\s+|super\s+|really\s+|highly\s+|extremely\s+)?allergic\s+to\s+(?!mondays?|meetings?|work|people|math|homework|exercise|mornings?|effort|you|your|this|that)\S.{1,}$|"
                                 r"^i\s+have\s+(?:an?\s+|a severe\s+|a mild\s+)?[\w\s\-]{2,20}\s+allerg(?:y|ies)\b.*$",
             section=P,
             examples=(("I'm allergic to peanuts.", "The user is allergic to peanuts."),
                       ("I have a shellfish allergy", "The user has a shellfish allergy."))),
+    Pattern("en.diet_change", "en", r"^i\s+(?:eat|am eating|'m eating|started eating)\s+(?:meat|fish|chicken|pork|beef)\s+again\b.*$",
+            section=P, key="diet", change=True,
+            examples=(("I eat meat again these days.", "The user eats meat again these days."),)),
     Pattern("en.diet", "en", r"^i(?:'m|'ve been| am| have been)\s+(?:now\s+|also\s+|doing\s+|on\s+)?(?:a\s+)?(?:strict\s+|fully\s+|mostly\s+)?(?:vegan|vegetarian|pescatarian|lactose[- ]intolerant|"
-                             r"gluten[- ]free|on a \w+ diet|keto|halal|kosher|diabetic|pre-diabetic|celiac|coeliac)\b.*$|"
+                             r"gluten[- ]free|on a \w+ diet|keto|halal|kosher|diabetic|pre-diabetic|celiac|coeliac)\b(?!'s)(?!.*\bnightmare\b).*$|"
                              r"^i\s+(?:don't|do not|can't|cannot|never)\s+(?:eat|drink|have|do)\s+(?!it\b|that\b|this\b).{2,}$|"
                              r"^i\s+(?:avoid|keep|eat)\s+(?:gluten|dairy|sugar|meat|pork|beef|alcohol|caffeine|kosher|halal).*$",
             section=P,
             examples=(("I'm vegetarian", "The user is vegetarian."), ("I don't eat pork", "The user doesn't eat pork."))),
+    Pattern("en.marital", "en", r"^i(?:'m|'ve| have| am)?\s*(?:just\s+|recently\s+|finally\s+|now\s+|happily\s+)?(?:got\s+)?(?:single|married|"
+                                r"divorced|engaged|widowed|separated)\b.*$",
+            section=P, key="marital_status", change=True,
+            examples=(("I'm single.", "The user is single."), ("I got married last Saturday!", "The user got married last Saturday."))),
     Pattern("en.health", "en", rf"^i\s+(?:have|'ve got|have got|was diagnosed with|live with|suffer from|deal with)\s+(?:{CONDITIONS_EN})\b.*$|"
                                r"^i'?m\s+(?:colou?r[- ]?blind|deaf|hard of hearing|blind|pregnant|diabetic|asthmatic|dyslexic|"
                                r"in a wheelchair|a wheelchair user|on the spectrum|autistic|left-handed|right-handed|"
@@ -401,10 +433,9 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("My native language is Portuguese", "The user's native language is Portuguese."),
                       ("I speak Korean and a little Japanese", "The user speaks Korean and a little Japanese."))),
     Pattern("en.family", "en", rf"^i\s+have\s+(?:an?|one|two|three|four|five|\d+|twin)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})s?\b.*$|"
-                               r"^i'?m\s+(?:happily\s+)?(?:married|divorced|widowed|engaged|single|a (?:single )?(?:mom|dad|mum|"
-                               r"parent|father|mother|grandmother|grandfather|grandma|grandpa))\b.*$",
+                               r"^i'?m\s+a (?:single )?(?:mom|dad|mum|parent|father|mother|grandmother|grandfather|grandma|grandpa)\b.*$",
             section=P,
-            examples=(("I have two kids, 5 and 8", "The user has two kids, 5 and 8."), ("I'm married", "The user is married."))),
+            examples=(("I have two kids, 5 and 8", "The user has two kids, 5 and 8."), ("I'm a single mom", "The user is a single mom."))),
     Pattern("en.family_named", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?P<who>{FAMILY_EN}|{PETS_EN})(?:'s name is|\s+is\s+(?:called|named)|,|)"
                                      rf"\s+(?P<name>(?-i:[A-Z])\w+)\b.*$|^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})s\s+(?-i:[A-Z])\w+\s+and\s+(?-i:[A-Z])\w+\b.*$",
             section=P,
@@ -440,7 +471,8 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("I mostly use Emacs for everything", "The user mostly uses Emacs for everything."),
                       ("I'm on Windows 11 for all my dev work", "The user is on Windows 11 for all their dev work."),
                       ("My stack is Django and Postgres", "The user's stack is Django and Postgres."))),
-    Pattern("en.focus", "en", r"^i'?m\s+(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+|solo\s*-?\s*)?(?:learning|studying|training for|preparing for|focused on|"
+    Pattern("en.focus", "en", rf"^i'?m\s+(?![^.]*\b(?:trying to write|working on|writing|fixing|debugging)\s+{TASK_EN})"
+                              r"(?:currently\s+|now\s+|still\s+|slowly\s+|really\s+|solo\s*-?\s*)?(?:learning|studying|training for|preparing for|focused on|"
                               r"making|developing|deving|solo-deving|creating|designing|renovating|launching|"
                               r"focusing on|"
                               r"working on|building|writing|practicing|practising|saving for|planning (?:to|on|a|an|my|our)\s+\w+\s+\w+|getting into|"
@@ -468,7 +500,7 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
                               r"seeing|hearing|having|reading (?:your|that|this|it)|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
                               r"^i(?:'m|'ve been| am| have been)\s+(?:getting\s+)?(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+|really\s+|super\s+)?(?:fan of|into|obsessed with|"
-                              r"passionate about|keen on|fond of|crazy about|big on)\s+(?!(?:those|these|that|this|it|them|the)\b).{2,}$|"
+                              r"passionate about|keen on|fond of|crazy about|big on)\s+(?!(?:those|these|that|this|it|them|the|your|you)\b).{2,}$|"
                               r"^(?:i|we)\s+(?:always\s+|really\s+)?(?:enjoy|love|look forward to)\s+(?:\w+ing|our|my)\b.{3,}$|"
                               r"^i\s+(?:really\s+)?(?:loved|enjoyed)\s+(?:\w+ing\b|\"|“|(?-i:[A-Z])).{3,}$|"
                               r"^i\s+(?:would|'d)\s+prefer\s+.{2,}$",
@@ -522,6 +554,12 @@ PATTERNS: tuple[Pattern, ...] = (
                       ("Next month I'm having an LGBTQ art show with my paintings",
                        "The user is having an LGBTQ art show with their paintings next month."),
                       ("I'm reading the docs now", None))),
+    Pattern("en.not_anymore", "en", r"^i'?m\s+not\s+(?:a\s+|an\s+)?(?P<what>[\w\- ]{2,30}?)(?:\s+(?:anymore|any more|any longer|now))?$|"
+                                    r"^i\s+(?:don't|do not)\s+(?:live|work|have|own|use|speak)\s+(?P<what2>[^,]{2,40}?)(?:\s+(?:anymore|any more))?$",
+            "forget", examples=(("scratch that, I'm not vegan", None), ("I don't live in Paris, my friend does.", None))),
+    Pattern("en.passed_away", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?P<what>(?:{PETS_EN})(?:\s+(?-i:[A-Z])\w+)?)\s+(?:just\s+)?(?:passed away|"
+                                    rf"died|passed|is gone|ran away)\b.*$",
+            "forget", examples=(("My cat Tom passed away last week", None),)),
     Pattern("en.rule", "en", r"^(?:please\s+|pls\s+|and\s+)?(?:always|never|from now on|going forward|in (?:the )?future|by default|"
                              r"whenever you \w+|every time you \w+|each time you \w+)[,:]?\s+(?:please\s+)?(?:answer|reply|respond|use|"
                              r"write|explain|include|show|ask|check|format|start|end|keep|cite|add|mention|call|tell|remind|"
@@ -553,7 +591,11 @@ PATTERNS: tuple[Pattern, ...] = (
                                r"(?P<what>.{2,})$|^(?:please\s+)?(?:don't|do not|stop)\s+(?:remember(?:ing)?|keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
                                r"record(?:ing)?)\s+(?:that\s+)?(?P<what2>.{2,}?)(?:\s+on file|\s+in memory|\s+anywhere)?$|"
                                r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+the\s+(?P<what3>[\w\s\-]{2,30}?)\s+(?:thing|stuff|part|bit|"
-                               r"info|information|detail)(?:\s+from (?:earlier|before)|\s+i (?:said|mentioned|told you))?$",
+                               r"info|information|detail)(?:\s+from (?:earlier|before)|\s+i (?:said|mentioned|told you))?$|"
+                               r"^(?:please\s+)?(?:forget|delete|remove|erase|drop)\s+(?:the\s+|my\s+)?(?P<what4>[\w\s\-]{2,30}?)\s+from\s+"
+                               r"(?:memory|your memory|my profile|earlier|before)$|"
+                               r"^(?:please\s+)?(?:forget|delete|remove)\s+(?P<what5>where\s+i\s+(?:live|work)|my\s+\w+(?:\s+\w+)?)$|"
+                               r"^(?:please\s+)?forget\s+(?:i said that|that|it|this)(?P<what6>)$",
             "forget", examples=(("forget that I have a cat", None),)),
 )
 

@@ -23,16 +23,17 @@ reason in the audit, whoever proposed them.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..model.attributes import PEOPLE_ZH, infer_key
-from ..model.folding import normalize
+from ..model.folding import normalize, sanitize
 from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
-from .patterns import CITIES_ZH, PATTERNS, ZA_WORDS, Pattern
+from .patterns import CITIES_ZH, FAMILY_ZH, PATTERNS, PETS_ZH, ZA_WORDS, Pattern
 from .statements import names_project
 from .support import meaning_words
 
@@ -55,7 +56,10 @@ class Extraction:
 
 
 # ------------------------------------------------------------------ clauses
-_MASKS = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
+_MASKS = re.compile(r"(?i:translate|proofread|rewrite|paraphrase|summari[sz]e|correct|polish|check|fix|翻译|润色|改写|检查|校对|总结)"
+                    r"[^:：\n]{0,30}[:：].*\Z|(?i:log|output|traceback|stack ?trace|error|报错|日志)[^:：\n]{0,20}[:：]\s*\n.*\Z|"
+                    r"(?<![A-Za-z])'[^'\n]{12,}'(?![A-Za-z])|"
+                    r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
                     r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
 _SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
@@ -69,7 +73,8 @@ _CLAUSE_EN = re.compile(r",?\s+(?:but|so|because|cause|though|although|and then|
                         r"please\b|can you|could you|would you|do you|what|how|why|is there|are there|any\b|thanks|"
                         r"thank you|btw\b|pls\b|plz\b))|,\s+so\s+|,\s+(?=\w+(?:\s\w+)?\s+(?:wasn't|isn't|didn't|doesn't|wasnt|isnt|"
                         r"didnt|doesnt)\b)|,\s+(?=(?:just|also|still)\s+\w+ing\b)|,\s+(?=(?:currently\s+)?(?:working|living|based|studying)\b)|"
-                        r",\s+(?=(?:a\s+)?native\s+\w+\s+speaker\b)|"
+                        r",\s+(?=(?:a\s+)?native\s+\w+\s+speaker\b)|,\s+(?=which\b)|"
+                        r"\s+but\s+(?=(?:now\s+|currently\s+)?(?:live|work|moved|based|living)\b)|"
                         r"\s+so\s+(?=(?:my|i|im|i'm|please|pls|keep|make|use|don't|dont|avoid|no)\b)|(?<=\w)-\s+(?=\w)|\s+-{1,2}\s+|\s+—\s*", re.I)
 _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
@@ -96,6 +101,10 @@ _TRAIL = re.compile(r"(?:(?:^|(?<=[\s,，.!?]))(?:thanks(?: a lot| so much)?|tha
                     r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+)\b|:\)|:-\)|"
                     r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～|[，,.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
                     re.I)
+
+
+MAX_CLAUSE = 400
+_SPACE_RUN = re.compile(r"[ \t\u3000\u00a0]{3,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +135,7 @@ def _spans(text: str, splitter: re.Pattern[str], start: int, end: int) -> list[t
 
 def clauses(text: str) -> list[Clause]:
     """The clauses of a user message, cleaned, in order."""
+    text = _SPACE_RUN.sub("  ", text)  # long runs of blanks would make every split pattern rescan them (quotes still locate)
     masks = _masked(text)
     out: list[Clause] = []
     pending: frozenset[str] = frozenset()  # cues of a clause that was only a cue ("sorry my bad, it's Houston")
@@ -183,6 +193,8 @@ def _is_lead_only(part: str) -> bool:
 
 def _clean(raw: str, *, question: bool) -> Clause | None:
     text = raw.strip()
+    if len(text) > MAX_CLAUSE:
+        return None  # no statement the patterns know is this long; and long runs of spaces or dots are not read twice
     while True:
         shorter = _LEAD.sub("", text).strip()
         if shorter == text:
@@ -199,6 +211,8 @@ def _clean(raw: str, *, question: bool) -> Clause | None:
         if re.search(r"不对|不是|错|更正|其实|实际上|actually|correction|clarify|wait|typo|sorry|my bad|oops|meant", words):
             cues.add("correction")
         body = _LEAD.sub("", text[cue.end():].strip()).strip()
+    body = re.sub(r"^我[：:]\s*", "我", body)
+    body = re.sub(r"\s*[(（][^()（）]{1,60}[)）]\s*$", "", body) if not re.match(r"^[(（]", body) else body
     body = re.sub(r",?\s+not\s+(?-i:[A-Z])[\w\-]*(?:\s(?-i:[A-Z])[\w\-]*)*\s*$", "", body)  # "Austin, not Boston"
     if len(body) < 2:
         return Clause(text, "", question, frozenset(cues)) if cues else None  # "sorry my bad,": a cue for what follows
@@ -226,7 +240,7 @@ def zh_subject_first(body: str) -> str:
 def _zh_third(body: str) -> str:
     text = zh_subject_first(body)
     text = re.sub(r"^(?:我们|我|本人)(?!的)|^我的", lambda m: "用户的" if m.group(0) == "我的" else "用户", text)
-    if re.match(r"^用户(?:女儿|儿子|孩子|老婆|老公|妻子|丈夫|爱人|对象|爸爸|妈妈|父母|哥哥|姐姐|弟弟|妹妹)", text):
+    if re.match(rf"^用户(?:{FAMILY_ZH})", text):
         text = "用户的" + text[2:]
     if not text.startswith("用户"):
         text = "用户" + text
@@ -270,13 +284,14 @@ _IMPLICIT_IM = re.compile(r"^(?:just\s+|also\s+|still\s+)?(?:gonna|going to|rese
                           r"planning|training for|looking (?:for|into)|starting|hosting|getting ready|wrapping up|finishing up|"
                           r"offering|expanding|saving (?:up|for))\b", re.I)
 _OWN_SUBJECT_ONLY = frozenset({"zh.age"})
+_JOB_CHANGE = re.compile(r"离职|辞职|跳槽|入职|新工作|换工作|换了工作|被裁|新公司|offer")
 _ABOUT_FAMILY = frozenset({"zh.family", "zh.family_named", "zh.pet", "zh.event"})  # patterns that are about them by design
-_ABOUT_SOMEONE = re.compile(rf"^我(?:的|家的?)?(?:{PEOPLE_ZH})", re.I)
+_ABOUT_SOMEONE = re.compile(rf"^我(?:的|家的?|家里的?)?(?:{PEOPLE_ZH}|{PETS_ZH})", re.I)
 _NEAR_TERM = re.compile(r"\b(?:tonight|tomorrow|today|this (?:morning|afternoon|evening|weekend)|on (?:mon|tues|wednes|thurs|fri|satur|"
                         r"sun)day)\b|今晚|今天|明天|后天|这周末|今天下午|今天晚上", re.I)
 _GERUND_SUBJECT = re.compile(r"^\w+ing\b.*?\b(?:is|was|are|were|takes|took|has|had|makes|made|can|feels|seems|gives|brings|means|"
                              r"helps|keeps|requires|needs)\b", re.I)  # "Starting a business takes courage"
-_IMPLICIT_I = re.compile(r"^(?:(?:just|finally|recently|also)\s+)?(?:lost|got|started|adopted|finished|joined|moved|quit|bought|"
+_IMPLICIT_I = re.compile(r"^(?:(?:now|currently)\s+(?=(?:live|work)\s+(?:in|at|for|from)\b)|(?:just|finally|recently|also)\s+)?(?:live|work|lost|got|started|adopted|finished|joined|moved|quit|bought|"
                          r"left|took|signed up|picked up|became|went|had|made|ran|did|landed|switched|began|graduated|"
                          r"retired|passed|failed|won|broke|hurt|turned|teamed up|partnered|emailed|posted|launched|opened)\b(?!\s+(?:it|that|this)\b)", re.I)
 
@@ -366,7 +381,8 @@ def _en_rule(body: str) -> str:
         text = "to " + text
     text = re.sub(r"\bme\b", "the user", text, flags=re.I)
     text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
-    text = re.sub(r"\byour\b\s*", "", text, flags=re.I) if re.match(r"to keep your", text, re.I) else text
+    text = re.sub(r"\byour\b\s*", "", text, flags=re.I) if re.match(r"to keep your", text, re.I) else \
+        re.sub(r"\byour\b", "its", text, flags=re.I)
     return _en_end(f"The user wants the assistant {text}{when}")
 
 
@@ -406,9 +422,17 @@ def extract_rules(filtered: FilterResult, existing: Sequence[Any] = ()) -> Extra
     return out
 
 
+# Full-width letters, digits and apostrophes read as ASCII; Chinese punctuation (，：！) stays as written.
+_FULL_WIDTH = {c: unicodedata.normalize("NFKC", chr(c)) for c in (*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B),
+                                                                  *range(0xFF41, 0xFF5B), 0xFF07, 0x3000)}
+
+
 def reading(clause: Clause) -> tuple[str, bool]:
     """What the patterns read: zh with the subject first, en with the dropped "I" back
     ("Lost my job yesterday") and typographic apostrophes folded."""
+    # Read on folded text (full-width letters, zero-width and bidi characters); the quote keeps the user's own.
+    clause = Clause(clause.quote, sanitize(clause.body).translate(_FULL_WIDTH), clause.question, clause.cues,
+                    clause.inherits_subject)
     zh = bool(_HAN.search(clause.body))
     if zh:
         fronted = _ZH_FRONTED.match(clause.body)
@@ -425,7 +449,7 @@ def reading(clause: Clause) -> tuple[str, bool]:
         body = "I " + re.sub(r"\b(?:their|his|her)\b", "my", guess.group("rest"), count=1)
     body = re.sub(r"^my\s+(?:wife|husband|partner|girlfriend|boyfriend|fiancée?)\s+and\s+i\b", "we", body, flags=re.I)
     body = re.sub(r"\s*\((?=[^)]*\b(?:lol|lmao|haha|jk|yes i|i know|sorry)\b)[^)]*\)\s*$", "", body, flags=re.I)
-    body = re.sub(r"^(?:im|i m)\b", "I'm", body, flags=re.I)
+    body = re.sub(r"^(?:im|i m|i am)\b", "I'm", body, flags=re.I)
     body = re.sub(r"^(?:ive)\b", "I've", body, flags=re.I)
     fronted = _FRONTED.match(body)
     if fronted:  # "This quarter I'm focused on Rust" -> "I'm focused on Rust this quarter"
@@ -476,7 +500,11 @@ def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
     return _REMEMBER_THIS, re.match(r"^.+$", body, re.S), zh  # type: ignore[return-value]
 
 
+_JOKE = re.compile(r"\b(?:just kidding|jk|kidding|j/k|not really|lol jk)\b|开玩笑|逗你|瞎说的|瞎编的|骗你的", re.I)
+
+
 def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
+    joking = bool(_JOKE.search(row.content))  # "I'm a doctor. Just kidding!": no new fact from this message
     seen: set[str] = set()
     previous: Clause | None = None
     for clause in clauses(row.content):
@@ -495,17 +523,30 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             continue
         pattern, m, zh = found
         if pattern.rewrite == "forget":
-            what = (m.groupdict().get("what") or m.groupdict().get("what2") or m.groupdict().get("what3") or "").strip()
-            if len(meaning_words(_FORGET_FRAME.sub("", what))) == 0 and previous is not None:
-                what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
+            what = next((v for k, v in m.groupdict().items() if k.startswith("what") and v), "").strip()
+            if len(meaning_words(_FORGET_FRAME.sub("", what))) == 0:
+                if previous is not None:
+                    what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
+                elif existing:  # "forget that": what was said last
+                    newest = max(existing, key=lambda f: f.updated_at)
+                    out.removals.append({"fact_id": newest.id, "evidence_message_id": row.id,
+                                         "evidence_text": clause.quote, "reason": f"the user said: {clause.quote[:200]}"})
+                    continue
             _removal(row, clause, what, existing, out)
             previous = clause
             continue
         previous = clause
+        if joking:
+            continue
+        if pattern.name == "zh.now_at" and not _JOB_CHANGE.search(row.content):
+            continue  # "现在在美团" is a new employer only beside "离职/跳槽/入职"; alone it is where the user is
         if pattern.name in _OWN_SUBJECT_ONLY and (clause.inherits_subject or not re.match(r"^(?:我|i\b|i'm)", clause.body, re.I)):
             continue  # "我家柯基，三岁了": an age said after someone else is theirs
         if _ABOUT_SOMEONE.match(reading(clause)[0]) and pattern.name not in _ABOUT_FAMILY:
             continue  # "我同事小王对芒果过敏": about the colleague, whatever the pattern says
+        if pattern.name == "en.name" and re.match(r"^i'?m\b", reading(clause)[0], re.I) and (
+                any(getattr(f, "key", None) == "name" for f in existing) or re.search(r"\b(?:lol|lmao|haha)\b|!", clause.quote, re.I)):
+            continue  # "I'm Groot" after "My name is Alice": only "my name is" / "call me" renames
         if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
             continue  # "I'm planning a dinner party on Friday": a plan for this week is not a standing focus
         content = render(pattern, m, reading(clause)[0], zh)
@@ -526,6 +567,8 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
                 content = clause.body.rstrip("。.！!") + ("。" if zh else ".")
         standing = pattern.category == "preference" or pattern.rewrite == "rule"
         key = pattern.key
+        if pattern.name == "zh.in_city" and "correction" in clause.cues:
+            key = "home_city"  # "不对，我其实在杭州": a correction of where the user lives; "我在上海" alone is where they are now
         if key and "{" in key:  # "tool:{topic}": the key names what the tool is for, so a later tool for it replaces it
             topic = re.sub(r"^(?:平时|一般|主要|都|日常)+", "", (m.groupdict().get("topic") or "").strip())
             key = key.format(topic=normalize(topic)) if topic else None
@@ -604,7 +647,8 @@ _WHERE = {"home_city": r"住在哪|住哪|住的地方|where i live|my address|m
 
 
 _FIXED_VALUE = re.compile(r"^(?:it'?s|it is|i meant|meant|is|its)\s+(?P<en>(?-i:[A-Z])[\w\-]+(?:\s(?-i:[A-Z])[\w\-]+)?)"
-                          r"(?:,?\s+actually)?(?:,?\s+with an? \w+)?$|^(?:是|应该是|其实是)(?P<zh>[\u4e00-\u9fff]{2,4})(?:才对)?$", re.I)
+                          r"(?:,?\s+actually)?(?:,?\s+with an? \w+)?$|^(?:是|应该是|其实是)(?P<zh>[\u4e00-\u9fff]{2,4}?)(?:才对)?"
+                          r"(?:[，,]?不是[\u4e00-\u9fff]{2,4})?$", re.I)
 
 
 def _value_fix(row: Row, clause: Clause, existing: Sequence[Any]) -> dict[str, Any] | None:
