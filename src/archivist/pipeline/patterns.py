@@ -377,10 +377,16 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("so I've taken up watercolor", "The user has taken up watercolor."),
                       ("I started playing acoustic guitar about five years ago",
                        "The user started playing acoustic guitar about five years ago."))),
-    Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
-            section=W, change=True,
+    Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+|also\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
+            section=W, change=True, key="job_role",
             examples=(("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business",
                        "The user lost their job as a banker yesterday."),)),
+    Pattern("en.new_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|officially\s+)?(?:got|landed|started|took|accepted|"
+                                r"got accepted (?:for|into)|was accepted (?:for|into)|got hired (?:for|as))\s+(?:a|an|the|my)?\s*"
+                                r"(?:new\s+)?(?:[\w\-]+\s+){0,3}?(?:job|internship|position|role|gig|offer|apprenticeship|residency)\b.*$",
+            section=W, key="job_role", change=True,
+            examples=(("I got a temp job to help cover expenses", "The user got a temp job to help cover expenses."),
+                      ("I just got accepted for a fashion internship!", "The user just got accepted for a fashion internship."))),
     Pattern("en.event", "en", EN_I + r"(?:finally\s+|recently\s+)?(?:passed|got|earned|received|completed|finished|graduated|won|had|"
                               r"bought|sold|started|launched|opened|published|broke|adopted|became|lost|signed|closed on)\s+"
                               r"(?:\w+\s+){0,5}?(?:surgery|operation|baby|degree|license|licence|certification|certificate|"
@@ -523,6 +529,12 @@ PATTERNS: tuple[Pattern, ...] = (
                        "The user used to go horseback riding with their dad when they were a kid."),)),
     Pattern("en.been_to", "en", r"^i(?:'ve| have)\s+(?:just\s+|finally\s+|recently\s+)?(?:been|travell?ed)\s+to\s+(?-i:[A-Z])\w+.*$", section=P,
             examples=(("Oh, I've been to Paris yesterday!", "The user has been to Paris yesterday."),)),
+    Pattern("en.memory", "en", r"^i'?ll\s+(?:always\s+remember|never\s+forget)\s+(?:the\s+(?:day|time|night|moment)|our|my|when|that\s+"
+                               r"(?:day|trip|summer|time))\b.{5,}$",
+            section=P, examples=(("I'll never forget the day my youngest took her first steps.",
+                                  "The user will never forget the day their youngest took her first steps."),)),
+    Pattern("en.made_that", "en", r"^i\s+(?:painted|drew|knitted|sewed|baked|photographed|carved|sculpted)\s+(?:that|this)\s+\w+.{2,}$",
+            section=P, examples=(("Yeah, I painted that lake sunrise last year!", "The user painted that lake sunrise last year."),)),
     Pattern("en.life_event", "en", r"^(?:i|we)\s+(?:(?:also|really|just|finally|recently|officially|already|even)\s+)*(?:'ve\s+|have\s+)?"
                                    r"(?:got|had|took|made|built|started|opened|launched|won|teamed up with|partnered with|collaborated with|"
                                    r"finished|completed|bought|sold|visited|traveled|travelled|went to|hosted|organized|organised|ran|"
@@ -538,8 +550,7 @@ PATTERNS: tuple[Pattern, ...] = (
                                    r"engaged|married|selected|featured|"
                                    r"(?-i:[A-Z]))\b.{3,}$",
             section=P,
-            examples=(("I got a temp job to help cover expenses", "The user got a temp job to help cover expenses."),
-                      ("I ran the script and got an error", None),
+            examples=(("I ran the script and got an error", None),
                       ("Took a short trip last week to Rome to clear my mind a little",
                        "The user took a short trip last week to Rome to clear their mind a little."))),
     Pattern("en.activity", "en", r"^i'?m\s+(?:also\s+|currently\s+|still\s+|now\s+|busy\s+)?(?:starting|opening|launching|hosting|"
