@@ -128,3 +128,34 @@ def test_profile_sections_follow_the_facts(tmp_path):
     scope.learn([{"id": "m2", "role": "user", "content": "Actually, I moved to Munich."}])
     assert scope.profile().sections["personal_context"].summary == "The user moved to Munich."
     memory.close()
+
+
+def test_what_the_extractor_declines_is_audited_with_a_reason(tmp_path):
+    from archivist import Memory
+
+    memory = Memory.open(tmp_path / "m.db")
+    scope = memory.scope("t", "u")
+    scope.learn([{"id": "m1", "role": "user", "content": "My name is Alice."}])
+    report = scope.learn([{"id": "m2", "role": "user", "content": "I'm Groot!"},
+                          {"id": "m3", "role": "user", "content": "我同事小王对芒果过敏。"},
+                          {"id": "m4", "role": "user", "content": "I'm a doctor. Just kidding!"}])
+    assert report.saved == []
+    codes = sorted(why.code for _, why in report.rejected)
+    assert codes == ["joke", "not_a_name", "someone_else"]
+    audited = {(e.message_id, e.code) for e in scope.audit() if e.action == "reject"}
+    assert {("m2", "not_a_name"), ("m3", "someone_else"), ("m4", "joke")} <= audited
+    assert [f.content for f in scope.facts()] == ["The user's name is Alice."]
+    memory.close()
+
+
+def test_long_runs_of_blanks_and_odd_characters_are_read(tmp_path):
+    from archivist import Memory
+
+    memory = Memory.open(tmp_path / "m.db")
+    scope = memory.scope("t", "u")
+    for i, text in enumerate(["I'm" + " " * 20000 + "vegan", "Ｉ'ｍ ａｌｌｅｒｇｉｃ ｔｏ ｐｅａｎｕｔｓ", "I\u200b live in Os\u200blo",
+                              "我养了一只\u200d猫", "x" * 60000]):
+        scope.learn([{"id": f"m{i}", "role": "user", "content": text}])
+    assert sorted(f.content for f in scope.facts()) == [
+        "The user is allergic to peanuts.", "The user is vegan.", "The user lives in Oslo.", "用户养了一只猫。"]
+    memory.close()

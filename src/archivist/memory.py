@@ -573,10 +573,14 @@ class MemoryScope(_ContextMixin):
                             at=when, compose_profile=(lambda r, p: compose(proposal, r, p)) if compose else None)
         unusable = [Rejection("unusable_output", why[:500]) for why in proposal.rejected]
         report.rejected.extend((None, why) for why in unusable)
-        if unusable:
+        skipped = list(getattr(proposal, "skipped", ()))  # what the extractor saw and chose not to propose
+        report.rejected.extend((None, Rejection(code, reason)) for _, code, reason in skipped)
+        if unusable or skipped:
             with self._writer() as w:
                 for why in unusable:
                     w.refuse(why)
+                for message_id, code, reason in skipped:
+                    w.refuse(Rejection(code, reason), message_id=message_id)
         return report
 
     def update_profile(self, section: str, summary: str, *, source_message_ids: Sequence[str] = ()) -> ProfileSection:

@@ -53,6 +53,7 @@ class Extraction:
     removals: list[dict[str, Any]] = field(default_factory=list)
     reinforcements: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # output the parser could not use, with reasons
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (message id, code, reason): said, not kept
 
 
 # ------------------------------------------------------------------ clauses
@@ -485,6 +486,25 @@ def first_match(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
 _STOPPED = re.compile(r"^(?:i\s+(?:no longer|stopped|quit|gave up)|i'?m\s+(?:pausing|dropping|giving up(?: on)?|quitting|"
                       r"stopping|done with|no longer)|我.{0,4}(?:不再|已经不|戒了))\s*(?P<what>.+)$", re.I)
 _ZH_FRONTED = re.compile(r"^(?P<lead>[^我你他她，。；]{2,14}?(?:以后|之后|以来|的时候|时候|期间|完))(?=我)")
+def _declined(row: Row, clause: Clause, pattern: Pattern, existing: Sequence[Any], joking: bool) -> tuple[str, str] | None:
+    """Why a clause that matched ``pattern`` is not proposed (audited as a skip), or None."""
+    said = reading(clause)[0]
+    if joking:
+        return "joke", "the message takes itself back (\"just kidding\", \"开玩笑的\")"
+    if pattern.name == "zh.now_at" and not _JOB_CHANGE.search(row.content):
+        return "not_durable", "where the user is right now, not a new employer"
+    if pattern.name in _OWN_SUBJECT_ONLY and (clause.inherits_subject or not re.match(r"^(?:我|i\b|i'm)", clause.body, re.I)):
+        return "someone_else", "said after someone else was named: it may be theirs"
+    if _ABOUT_SOMEONE.match(said) and pattern.name not in _ABOUT_FAMILY:
+        return "someone_else", "a statement about another person or a pet, not the user"
+    if pattern.name == "en.name" and re.match(r"^i'?m\b", said, re.I) and (
+            any(getattr(f, "key", None) == "name" for f in existing) or re.search(r"\b(?:lol|lmao|haha)\b|!", clause.quote, re.I)):
+        return "not_a_name", "\"I'm X\" renames only a user with no name yet, said plainly; \"my name is\" always does"
+    if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
+        return "not_durable", "a plan for the next days is not a standing focus"
+    return None
+
+
 _REMEMBER_THIS = Pattern("explicit", "en", r"^.+$", examples=(("Remember that I'm on call every other weekend.",
                                                             "The user is on call every other weekend."),))
 
@@ -510,8 +530,10 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
     for clause in clauses(row.content):
         asked_to_forget = clause.question and _FORGET_ASK.match(clause.body)
         if clause.question and not asked_to_forget:
+            if first_match(clause) is not None:  # "I'm allergic to peanuts?": worded like a fact, but asked
+                out.skipped.append((row.id, "question", "a question states nothing about the user"))
             previous = clause
-            continue  # nothing is stated; the gate would refuse it anyway
+            continue
         if asked_to_forget:
             clause = Clause(clause.quote, _FORGET_ASK.sub("", clause.body, count=1), False, clause.cues)
         found = first_match(clause) or _explicit(clause)
@@ -536,19 +558,10 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             previous = clause
             continue
         previous = clause
-        if joking:
+        declined = _declined(row, clause, pattern, existing, joking)
+        if declined:
+            out.skipped.append((row.id, *declined))
             continue
-        if pattern.name == "zh.now_at" and not _JOB_CHANGE.search(row.content):
-            continue  # "现在在美团" is a new employer only beside "离职/跳槽/入职"; alone it is where the user is
-        if pattern.name in _OWN_SUBJECT_ONLY and (clause.inherits_subject or not re.match(r"^(?:我|i\b|i'm)", clause.body, re.I)):
-            continue  # "我家柯基，三岁了": an age said after someone else is theirs
-        if _ABOUT_SOMEONE.match(reading(clause)[0]) and pattern.name not in _ABOUT_FAMILY:
-            continue  # "我同事小王对芒果过敏": about the colleague, whatever the pattern says
-        if pattern.name == "en.name" and re.match(r"^i'?m\b", reading(clause)[0], re.I) and (
-                any(getattr(f, "key", None) == "name" for f in existing) or re.search(r"\b(?:lol|lmao|haha)\b|!", clause.quote, re.I)):
-            continue  # "I'm Groot" after "My name is Alice": only "my name is" / "call me" renames
-        if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
-            continue  # "I'm planning a dinner party on Friday": a plan for this week is not a standing focus
         content = render(pattern, m, reading(clause)[0], zh)
         fronted = _ZH_FRONTED.match(clause.body) if zh else None
         if fronted:  # "甲状腺手术做完以后我每天…" -> "甲状腺手术做完以后，用户每天…"

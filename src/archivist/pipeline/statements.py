@@ -296,7 +296,8 @@ _FIX_LEAD = re.compile(r"^(?:(?:哦|噢|啊|嗯|呃|oh|ah|oops|hmm)[，,\s]*)?(?
                        r"(?:no|nope|wait|actually|correction|sorry)\b)")
 
 
-_OWN_STATEMENT = re.compile(r"(?:^|[,，:：]\s*)(?:i\b|i'm|i've|my\b|我(?!们的?(?:项目|代码)))")
+_OWN_STATEMENT = re.compile(r"^(?:(?:sorry|typo|earlier|my bad|oops|wait|no|nope|actually|scratch that|i meant|i mean|"
+                            r"不好意思|抱歉|打错了|说错了|写错了|更正一下)[\s,，.。:：!！]*)*(?:i\b|i'm|i've|my\b|我(?!们的?(?:项目|代码)))")
 
 
 def names_project(text: str) -> bool:
@@ -308,7 +309,7 @@ def is_task_fix(loc: Located) -> bool:
     other than the user ("不对，接口地址应该是 /api/v2", "no wait, the port is 8080")."""
     before, quote, after = _span(loc, _SENTENCE_END)
     sentence = (before + quote + after).strip()
-    about_me = _OWN_STATEMENT.search(quote) or infer_key(quote)
+    about_me = _OWN_STATEMENT.match(quote.strip()) or infer_key(quote)
     if _TASK.search(sentence) and not _PROJECT.search(sentence) and not about_me:
         return True  # "sorry typo, I live in Lyon": a fix of what the user said about themselves is not a task fix
     return bool(_FIX_LEAD.match(sentence) and not _FIRST_PERSON.search(sentence) and not STANDING.search(sentence))
