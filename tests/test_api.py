@@ -67,7 +67,7 @@ def test_facts_search_context_and_forget(server):
 
 def test_cross_tenant_and_cross_user_attempts_leak_nothing(server):
     c, keys, mem = server
-    fid = c.post("/v1/users/alice/facts", json={"content": "Alice's locker code is 4711."},
+    fid = c.post("/v1/users/alice/facts", json={"content": "Alice's locker number is 4711."},
                  headers=h(keys["alice"])).json()["id"]
     other = c.get(f"/v1/users/alice/facts/{fid}", headers=h(keys["other"]))  # another tenant's admin
     assert other.status_code == 404 and "4711" not in other.text

@@ -19,11 +19,13 @@ from archivist.eval.extraction import CaseFormatError, date_forms, evaluate_case
 CASES = Path(__file__).parent / "cases"
 
 FLOORS = {  # set: (recall, precision, replaced, dated)
-    "extraction_dev.yaml": (0.94, 0.98, 0.92, 0.94),  # the set the patterns were written against
+    "extraction_dev.yaml": (0.94, 0.99, 0.92, 0.94),  # the set the patterns were written against
     "extraction_holdout.yaml": (0.84, 0.95, 0.77, 0.50),  # written blind, then studied
     "extraction_holdout2.yaml": (0.97, 0.96, 0.83, 1.00),  # written blind, measured once, then studied
     "extraction_holdout3.yaml": (0.44, 0.84, 0.25, 0.75),  # written blind and never studied: the honest figure
-    "extraction_redteam.yaml": (0.57, 0.80, 0.77, 0.50),  # an attacker's and a new user's inputs; many still fail
+    "extraction_redteam.yaml": (0.56, 0.80, 0.77, 0.50),  # an attacker's and a new user's inputs, first pass
+    "extraction_redteam2.yaml": (0.87, 0.99, 0.75, 0.90),  # second pass (one case floods 200 facts)
+    "extraction_probes.yaml": (0.57, 0.77, 0.66, 0.00),  # the second pass's hand probes; many still fail
 }
 
 

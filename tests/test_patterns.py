@@ -141,9 +141,9 @@ def test_what_the_extractor_declines_is_audited_with_a_reason(tmp_path):
                           {"id": "m4", "role": "user", "content": "I'm a doctor. Just kidding!"}])
     assert report.saved == []
     codes = sorted(why.code for _, why in report.rejected)
-    assert codes == ["joke", "not_a_name", "someone_else"]
+    assert codes == ["not_a_name", "not_real", "someone_else"]
     audited = {(e.message_id, e.code) for e in scope.audit() if e.action == "reject"}
-    assert {("m2", "not_a_name"), ("m3", "someone_else"), ("m4", "joke")} <= audited
+    assert {("m2", "not_a_name"), ("m3", "someone_else"), ("m4", "not_real")} <= audited
     assert [f.content for f in scope.facts()] == ["The user's name is Alice."]
     memory.close()
 

@@ -119,7 +119,7 @@ def test_rest_api_on_a_dsn(pg_dsn):
     port = srv.servers[0].sockets[0].getsockname()[1]
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
-            r = c.post("/v1/users/alice/facts", json={"content": "Alice's locker code is 4711."},
+            r = c.post("/v1/users/alice/facts", json={"content": "Alice's locker number is 4711."},
                        headers={"Authorization": f"Bearer {alice}"})
             assert r.status_code == 201, r.text
             fid = r.json()["id"]

@@ -21,7 +21,7 @@ def populate(mem, clock):
         clock.advance(days=1)
         s.remember("The user lives in Berlin.", key="home_city")
         s.remember("The user probably likes jazz.", kind="inference")
-        gone = s.remember("The user's old locker code is 4711.")
+        gone = s.remember("The user's old locker number is 4711.")
         s.forget(gone.id)
         s.put_evidence(f"ev-{agent}", "tool output: 3 tests failed", source="tool:pytest")
         s.summarize_session(f"th-{agent}", turn())
@@ -56,8 +56,8 @@ def test_jsonl_round_trip_is_lossless(tmp_path, clock):
     assert [h.fact.content for h in alice.search("Berlin")] == ["The user lives in Berlin."]
     assert [f.content for f in alice.key_history("home_city")] == ["The user lives in London.", "The user lives in Berlin."]
     assert alice.preferences()[0].version == 2
-    again = alice.apply([candidate(content="The user's old locker code is 4711.", key=None,
-                                   evidence_text="My old locker code is 4711")], turn(text="My old locker code is 4711."))
+    again = alice.apply([candidate(content="The user's old locker number is 4711.", key=None,
+                                   evidence_text="My old locker number is 4711")], turn(text="My old locker number is 4711."))
     assert str(again.rejected[0][1]).startswith("forgotten:")
     src.close()
     dst.close()

@@ -15,7 +15,7 @@ import json
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +77,18 @@ from .storage import open_store
 from .tokens import TokenCounter, default_counter
 
 
-def _when(at: datetime | str | None) -> datetime | None:
+def _when(at: datetime | str | float | None) -> datetime | None:
+    """A session time given as a datetime, an ISO-8601 string or epoch seconds."""
     if at is None or isinstance(at, datetime):
         return ensure_utc(at) if at is not None else None
     try:
-        return parse_time(at)
-    except ValueError as exc:
-        raise ValueError(f"at: not an ISO-8601 time: {at!r}") from exc
+        if isinstance(at, (int, float)) and not isinstance(at, bool):
+            return datetime.fromtimestamp(at, UTC)
+        if isinstance(at, str):
+            return parse_time(at)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise InvalidInput(f"at: not a time: {at!r}") from exc
+    raise InvalidInput(f"at: expected a datetime, an ISO-8601 string or epoch seconds, got {type(at).__name__}")
 
 
 @dataclass

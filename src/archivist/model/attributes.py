@@ -148,11 +148,15 @@ def attribute(key: str | None) -> Attribute | None:
 _ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en)), re.I)  # one pass first
 
 
+# A past state is not the current value: "I used to live in Madrid" must not replace where the user lives.
+_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|之前|曾经|过去|原来", re.I)
+
+
 def infer_key(text: str) -> str | None:
     """The key of the first single-valued attribute ``text`` states, or ``None`` — also
     when the statement is about someone else ("the user's wife works at Google")."""
     t = unicodedata.normalize("NFKC", sanitize(text or ""))
-    if not _ANY.search(t) or _SOMEONE_ELSE.search(t):
+    if not _ANY.search(t) or _SOMEONE_ELSE.search(t) or _PAST.search(t):
         return None
     for a in ATTRIBUTES:
         if a.matches(t):

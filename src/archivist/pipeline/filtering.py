@@ -176,7 +176,9 @@ class MessageFilter:
         words = sorted({a.strip().casefold() for a in acknowledgements if a.strip()}, key=len, reverse=True)
         sep = r"[\s。.!！?？,，;；~～、…]*"
         alternatives = "|".join(re.escape(w) for w in words) or r"(?!x)x"
-        self._ack = re.compile(rf"(?:(?:{alternatives}){sep})+", re.IGNORECASE)
+        # Atomic alternatives and a possessive loop: "kkkk…k lol" or "嗯嗯，"×22 must not be tried every way
+        # it can be cut ("k"+"kk"…), which took seconds for a few dozen characters.
+        self._ack = re.compile(rf"(?:(?>{alternatives}){sep})++", re.IGNORECASE)
 
     def is_acknowledgement(self, text: str) -> bool:
         stripped = text.strip().rstrip(TRAILING_PUNCT)

@@ -145,7 +145,8 @@ PATTERNS: tuple[Pattern, ...] = (
             section=W, key="work_city", examples=(("我现在在上海工作。", "用户现在在上海工作。"),)),
     Pattern("zh.in_city", "zh", rf"^我{ZA}在(?:{CITIES_ZH})(?:[\u4e00-\u9fff]{{0,4}}(?:区|路|街|镇|村|附近))?$", section=P,
             examples=(("不对，我其实在杭州，刚才打错了", "用户其实在杭州。"),)),
-    Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$", section=W, change=True,
+    Pattern("zh.left_job", "zh", rf"^我{ZA}(?:从(?P<org>[^，。；]{{2,12}}?))?(?:离职|辞职|被裁|被裁员|失业|退休)了?$|"
+                                 rf"^我{ZA}被[^，。；]{{1,10}}?(?:裁|裁员|开除|辞退|优化)了?$", section=W, change=True,
             key="employer", examples=(("我已经从美团离职了", "用户已经从美团离职了。"),)),
     Pattern("zh.works_city_org", "zh", rf"^我{ZA}(?:是)?在(?:{CITIES_ZH})[^，。；]{{1,12}}?(?:公司|企业|工厂|医院|学校|大学|银行|单位|"
                                        rf"研究所|律所)(?:上班|工作|任职|实习|(?:做|干|负责)[^，。；]{{1,8}})$",
@@ -290,7 +291,8 @@ PATTERNS: tuple[Pattern, ...] = (
                              r"American|British|Brazilian|Canadian|Chinese|Japanese|Korean|German|French|Spanish|Italian|"
                              r"Mexican|Indian|Russian|Australian|Irish|Dutch|Swedish|Polish|Portuguese|Turkish|Greek|Swiss|"
                              r"Also|Glad|Excited|Home|Off|Out|In|On|Up|Down|Well|Great|Cool)\b)"
-                             r"(?P<name>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:\s+now)?(?:,.*|\s+with an? \w+)?$",
+                             r"(?P<name>(?-i:[A-Z][a-z]+)(?:\s(?-i:[A-Z][a-z]+))?)(?:\s+(?:now|from now on|instead|please|going forward))*"
+                             r"(?:,.*|\s+with an? \w+)?$",
             "The user's name is {name}.", section=P,
             examples=(("Hi! My name is Priya.", "The user's name is Priya."), ("call me Sam", "The user's name is Sam."),
                       ("I'm Tired", None), ("Hi, I'm Dana", "The user's name is Dana."))),
@@ -377,7 +379,8 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("so I've taken up watercolor", "The user has taken up watercolor."),
                       ("I started playing acoustic guitar about five years ago",
                        "The user started playing acoustic guitar about five years ago."))),
-    Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+|also\s+)?(?:lost|quit|left)\s+my\s+(?:job|position|role)\b.*$",
+    Pattern("en.lost_job", "en", r"^i(?:'ve| have)?\s+(?:just\s+|also\s+)?(?:(?:lost|quit|left)\s+my\s+(?:job|position|role)\b|"
+                                 r"(?:got|was|just got|have been|'ve been)\s+(?:laid off|fired|let go|made redundant)\b).*$",
             section=W, change=True, key="job_role",
             examples=(("Lost my job as a banker yesterday, so I'm gonna take a shot at starting my own business",
                        "The user lost their job as a banker yesterday."),)),
@@ -448,9 +451,9 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("My daughter is called Mia.", "The user's daughter is called Mia."),
                       ("Our daughter Ava was born yesterday!!", "The user's daughter Ava was born yesterday."),
                       ("my dog Max loves the beach", "The user's dog Max loves the beach."))),
-    Pattern("en.family_mine", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})\s+(?:start|started|is|are|was|were|turns?|turned|"
-                                    rf"go|goes|attend|attends|just|has|have|lives?|works?|studies|plays?|got|took|won|made|passed|"
-                                    rf"graduated|moved)\b.{{3,}}$",
+    Pattern("en.family_mine", "en", rf"^(?:my|our)\s+(?:\w+\s+)?(?:{FAMILY_EN}|{PETS_EN})\s+(?:start|started|turns?|turned|attend|attends|"
+                                    rf"(?:is|are|was|were) (?:\d+|born|starting|in (?:kindergarten|preschool|daycare|(?:\d+(?:st|nd|rd|th)|"
+                                    rf"first|second|third|fourth|fifth) grade))|graduated)\b.{{3,}}$",
             section=P,
             examples=(("my twins start kindergarten in september", "The user's twins start kindergarten in september."),)),
     Pattern("en.pet_named", "en", rf"(?P<name>(?-i:[A-Z])\w+),\s+my\s+(?P<what>(?:\w+\s+)?(?:{PETS_EN}))\b|"

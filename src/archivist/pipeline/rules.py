@@ -22,6 +22,7 @@ reason in the audit, whoever proposed them.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -57,11 +58,16 @@ class Extraction:
 
 
 # ------------------------------------------------------------------ clauses
-_MASKS = re.compile(r"(?i:translate|proofread|rewrite|paraphrase|summari[sz]e|correct|polish|check|fix|翻译|润色|改写|检查|校对|总结)"
-                    r"[^:：\n]{0,30}[:：].*\Z|(?i:log|output|traceback|stack ?trace|error|报错|日志)[^:：\n]{0,20}[:：]\s*\n.*\Z|"
-                    r"(?<![A-Za-z])'[^'\n]{12,}'(?![A-Za-z])|"
-                    r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
-                    r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\1\s*>", re.S)
+_MASKS = re.compile(
+    # What the user asks to be written, translated or checked, and pasted logs: from the colon on, not the user's words.
+    r"(?i:\b(?:write|draft|compose|generate|make up|create|roleplay|role-play)\b|写一?[封段篇个份]|起草|编一?[个段]|模拟)"
+    r"[^:：\n]{0,80}[:：](?P<asked>.*\Z)|"
+    r"(?i:\b(?:translate|proofread|rewrite|paraphrase|summari[sz]e|correct|polish|check|fix)\b|翻译|润色|改写|检查|校对|总结)"
+    r"[^:：\n]{0,30}[:：](?P<checked>.*\Z)|(?i:\b(?:log|output|traceback|stack ?trace|error)\b|报错|日志)[^:：\n]{0,20}[:：]"
+    r"(?P<logged>\s*\n.*\Z)|"
+    r"(?<![A-Za-z])'[^'\n]{12,}'(?![A-Za-z])|"
+    r"```.*?(?:```|\Z)|`[^`\n]*`|“[^”]{12,}”|「[^」]{12,}」|\"[^\"\n]{25,}\"|(?m:^[ \t]*>.*$)|"
+    r"<(document|doc|email|file|pasted|quote|article|attachment)\b[^>]*>.*?</\4\s*>", re.S)
 _SENTENCE = re.compile(r"[。！？；!?;\n]+|\.+(?=\s|$)|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|mr|ms|mrs|dr|st|no|approx|jr|sr|prof)|(?-i:\b[A-Z]))$", re.I)
 _CLAUSE_ZH = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|[，,、]\s*(?!叫|名字叫|\d|一只叫|一个叫|另一只叫|另一个叫|老大叫|老二叫|大的叫|小的叫)|(?=但是|不过(?!敏))")
@@ -81,6 +87,7 @@ _LEAD = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|yo|ok|okay|sure|yes|yeah|yep|oh|ah|um|uh|er|hmm|well|so|also|and|but|plus|btw|by the way|"
     r"fyi|anyway|anyways|haha|lol|cool|great|thanks|thank you|alright|right|oh and|good morning|good evening|morning|"
     r"just so you know|quick note|for context|quick context|for the record|fun fact|side note|honestly|tbh|to be honest|you know|"
+    r"sadly|unfortunately|luckily|fortunately|anyhow|"
     r"guess what|oh yeah|oh and|yay|wow|woah|whoa|omg|ugh|fwiw|yo|heyy+|lmao|hey there|scratch that|wait)\b|"
     r"(?:你好|您好|嗨|哈喽|嘿|早上好|晚上好|早安|晚安|好的|好滴|好吧|嗯嗯?|哦|噢|啊|呃|哈哈+|谢谢|是的|好|行|对|那|所以)"
     r"(?:呀|啊|哈|啦|哦|呢)?(?=[，,:：!！.。~～\s]|$))"
@@ -90,17 +97,17 @@ _LEAD = re.compile(
     r"实话说|补充一下|更新一下|更新|好消息|坏消息)[，,:：!！.。~～\s]*|"
     r"^(?:(?:quick|small|big|some|good|bad|little|an?)\s+)?(?:update|news|change|change of plans|heads up|note|context|fyi|"
     r"background)\s*[:!,.-]+\s*|"
-    r"^(?:no|nope)[,!.]\s*)+", re.I)
+    r"^(?:no|nope)[,!.]\s*)++", re.I)
 _CUE = re.compile(
     r"^(?:(?:请?记住|记一下|记好|不对|不是|错了|搞错了|更正一下|更正|其实|实际上|"
     r"(?:please\s+)?remember(?:\s+that)?|note that|correction|actually|to be clear|just to clarify|wait|typo(?: earlier)?|"
     r"sorry|my bad|oops|i meant|i mean|scratch that|打错了|说错了|写错了|刚才打错了|不好意思)(?:[，,、:：!！.。\s]+|$)|"
     r"(?:请?记住|记一下|其实|实际上)(?=我)|"
-    r"(?:不好意思|抱歉|我?(?:刚才)?(?:手快|手滑)?(?:打错了|说错了|写错了|搞错了|记错了))[，,、:：!！.。\s]*)+",
+    r"(?:不好意思|抱歉|我?(?:刚才)?(?:手快|手滑)?(?:打错了|说错了|写错了|搞错了|记错了))[，,、:：!！.。\s]*)++",
     re.I)
 _TRAIL = re.compile(r"(?:(?:^|(?<=[\s,，.!?]))(?:thanks(?: a lot| so much)?|thank you(?: so much)?|thx|ty|please|pls|lol|haha|btw|fwiw|"
                     r"fyi|tbh|tho|though|anyway|just fyi|just so you know|hhh+|233+)\b|:\)|:-\)|"
-                    r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～|[，,.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$",
+                    r"谢谢你?|谢啦|多谢|哈哈+|呵呵|嘿嘿|哦|呀|啦|嘛|呢|吧|哈|~|～|[，,.。!！…\s]|[\U0001F300-\U0001FAFF\u2600-\u27BF])++$",
                     re.I)
 
 
@@ -118,7 +125,11 @@ class Clause:
 
 
 def _masked(text: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in _MASKS.finditer(text)]
+    spans = []
+    for m in _MASKS.finditer(text):
+        after = next((m.start(g) for g in ("asked", "checked", "logged") if m.group(g) is not None), m.start())
+        spans.append((after, m.end()))
+    return spans
 
 
 def _spans(text: str, splitter: re.Pattern[str], start: int, end: int) -> list[tuple[int, int]]:
@@ -171,7 +182,8 @@ def clauses(text: str) -> list[Clause]:
                 own = zh_subject_first(clause.body)
                 if previous_is_me and not _ZH_SUBJECT.search(own) and not _ZH_RULE_LEAD.search(own):
                     clause = Clause(clause.quote, clause.body, clause.question, clause.cues, True)
-                previous_is_me = own.startswith("我") or (previous_is_me and clause.inherits_subject)
+                previous_is_me = (own.startswith("我") and not _ABOUT_SOMEONE.match(own)) or \
+                    (previous_is_me and clause.inherits_subject)
             out.append(clause)
     return out
 
@@ -188,7 +200,7 @@ _STANDING_LEAD = re.compile(r"(?:from now on|going forward|in (?:the )?future|by
 
 def _is_lead_only(part: str) -> bool:
     stripped = part.strip()
-    return bool(stripped) and (_LEAD.sub("", stripped + " ").strip() == "" or _CUE.sub("", stripped + " ").strip() == ""
+    return bool(stripped) and len(stripped) <= 24 and (_LEAD.sub("", stripped + " ").strip() == "" or _CUE.sub("", stripped + " ").strip() == ""
                                or _STANDING_LEAD.fullmatch(stripped) is not None)
 
 
@@ -285,9 +297,10 @@ _IMPLICIT_IM = re.compile(r"^(?:just\s+|also\s+|still\s+)?(?:gonna|going to|rese
                           r"planning|training for|looking (?:for|into)|starting|hosting|getting ready|wrapping up|finishing up|"
                           r"offering|expanding|saving (?:up|for))\b", re.I)
 _OWN_SUBJECT_ONLY = frozenset({"zh.age"})
+_THIS_ONE = re.compile(r"这个问题|这道题|这段|这篇|这封|这份|\bthis (?:question|one|email|answer|draft|reply)\b", re.I)
 _JOB_CHANGE = re.compile(r"离职|辞职|跳槽|入职|新工作|换工作|换了工作|被裁|新公司|offer")
 _ABOUT_FAMILY = frozenset({"zh.family", "zh.family_named", "zh.pet", "zh.event"})  # patterns that are about them by design
-_ABOUT_SOMEONE = re.compile(rf"^我(?:的|家的?|家里的?)?(?:{PEOPLE_ZH}|{PETS_ZH})", re.I)
+_ABOUT_SOMEONE = re.compile(rf"^(?:我|别记我|不要记我)(?:的|家的?|家里的?)?(?:{PEOPLE_ZH}|{PETS_ZH})|^(?:{PEOPLE_ZH})", re.I)
 _NEAR_TERM = re.compile(r"\b(?:tonight|tomorrow|today|this (?:morning|afternoon|evening|weekend)|on (?:mon|tues|wednes|thurs|fri|satur|"
                         r"sun)day)\b|今晚|今天|明天|后天|这周末|今天下午|今天晚上", re.I)
 _GERUND_SUBJECT = re.compile(r"^\w+ing\b.*?\b(?:is|was|are|were|takes|took|has|had|makes|made|can|feels|seems|gives|brings|means|"
@@ -398,7 +411,8 @@ def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
     if pattern.rewrite == "rule":
         return _zh_rule(body) if zh else _en_rule(body)
     if pattern.rewrite == "prefer":  # "平时请用中文解释" -> "用户偏好用中文解释。"
-        return _zh_end("用户偏好" + re.sub(r"^(?:以后|之后|今后|平时|往后|每次)?(?:都|也)?请?(?:你)?", "", body))
+        return _zh_end("用户偏好" + re.sub(r"^(?:以后|之后|今后|平时|往后|每次)?(?:都|也|还是)?请?(?:你)?", "", body)
+                       .replace("回答我", "回答").replace("给我", "").replace("我", "用户"))
     groups = {k: v for k, v in match.groupdict().items() if v}
     for name in list(groups):
         if name[-1].isdigit():  # an alternative spelling of the same group
@@ -417,15 +431,18 @@ class _Blank(dict):
 def extract_rules(filtered: FilterResult, existing: Sequence[Any] = ()) -> Extraction:
     """Candidates (and removals) from the user's statements in ``filtered``."""
     out = Extraction()
+    previous: frozenset[str] = frozenset()
     for row in filtered.rows:
         if row.role == "user":
-            _from_row(row, existing, out)
+            _from_row(row, existing, out, previous | {row.id})
+            previous = frozenset({row.id})
     return out
 
 
 # Full-width letters, digits and apostrophes read as ASCII; Chinese punctuation (，：！) stays as written.
 _FULL_WIDTH = {c: unicodedata.normalize("NFKC", chr(c)) for c in (*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B),
-                                                                  *range(0xFF41, 0xFF5B), 0xFF07, 0x3000)}
+                                                                  *range(0xFF41, 0xFF5B), 0xFF07, 0x3000,
+                                                                  *range(0x1D400, 0x1D7FF))}  # and 𝐏𝐚𝐫𝐢𝐬
 
 
 def reading(clause: Clause) -> tuple[str, bool]:
@@ -490,7 +507,7 @@ def _declined(row: Row, clause: Clause, pattern: Pattern, existing: Sequence[Any
     """Why a clause that matched ``pattern`` is not proposed (audited as a skip), or None."""
     said = reading(clause)[0]
     if joking:
-        return "joke", "the message takes itself back (\"just kidding\", \"开玩笑的\")"
+        return "not_real", "a joke, a role-play, a dream or lyrics (\"just kidding\", \"假装\", \"梦见\")"
     if pattern.name == "zh.now_at" and not _JOB_CHANGE.search(row.content):
         return "not_durable", "where the user is right now, not a new employer"
     if pattern.name in _OWN_SUBJECT_ONLY and (clause.inherits_subject or not re.match(r"^(?:我|i\b|i'm)", clause.body, re.I)):
@@ -502,6 +519,8 @@ def _declined(row: Row, clause: Clause, pattern: Pattern, existing: Sequence[Any
         return "not_a_name", "\"I'm X\" renames only a user with no name yet, said plainly; \"my name is\" always does"
     if pattern.category == "goal" and _NEAR_TERM.search(clause.body):
         return "not_durable", "a plan for the next days is not a standing focus"
+    if pattern.rewrite in ("rule", "prefer") and _THIS_ONE.search(clause.body):
+        return "one_off", "a wish about this question or this text, not a standing one"
     return None
 
 
@@ -517,13 +536,16 @@ def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
     body, zh = reading(clause)
     if not (re.search(r"我|\b(?:i|i'm|i've|my|me|we|our)\b", body, re.I) or names_project(body)):
         return None
+    if re.search(r"\b(?:here|there) for you\b|\brooting for you\b|\bproud of you\b|支持你|陪着你|在你身边", body, re.I):
+        return None  # "And remember, I'm always here for you": said to the other person
     return _REMEMBER_THIS, re.match(r"^.+$", body, re.S), zh  # type: ignore[return-value]
 
 
-_JOKE = re.compile(r"\b(?:just kidding|jk|kidding|j/k|not really|lol jk)\b|开玩笑|逗你|瞎说的|瞎编的|骗你的", re.I)
+_JOKE = re.compile(r"\b(?:just kidding|jk|kidding|j/k|not really|lol jk|role-?play|pretend|let's say|in my dream|i dreamt|i dreamed|"
+                   r"stuck in my head|lyrics?|lol no|haha no|no lol|dream|mock interview|for practice|as an exercise)\b|模拟面试|开玩笑|逗你|瞎说的|瞎编的|骗你的|扮演|假装|角色扮演|梦见|梦到|做梦|歌词|🎵|🎶", re.I)
 
 
-def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
+def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: frozenset[str] = frozenset()) -> None:
     joking = bool(_JOKE.search(row.content))  # "I'm a doctor. Just kidding!": no new fact from this message
     seen: set[str] = set()
     previous: Clause | None = None
@@ -538,7 +560,7 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             clause = Clause(clause.quote, _FORGET_ASK.sub("", clause.body, count=1), False, clause.cues)
         found = first_match(clause) or _explicit(clause)
         if found is None:
-            fixed = _value_fix(row, clause, existing) if "correction" in clause.cues else None
+            fixed = _value_fix(row, clause, existing, previous_ids) if "correction" in clause.cues else None
             if fixed is not None:
                 out.facts.append(fixed)
             previous = clause
@@ -568,6 +590,9 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction) -> None:
             content = fronted.group("lead") + "，" + content
         content = anchor(content, row.at, zh=zh)
         stop = _STOPPED.match(clause.body)
+        if stop and _TOPIC.search(stop.group("what")):
+            out.skipped.append((row.id, "not_durable", "no longer needing help with something is not a fact about the user"))
+            continue
         if pattern.change and stop and not infer_key(content):
             if _removal(row, clause, re.split(r"[,，;；]", stop.group("what"))[0], existing, out):
                 continue  # "I no longer use Windows": the old fact goes; nothing new to keep
@@ -618,7 +643,11 @@ _FORGET_FRAME = re.compile(r"^(?:what|everything)\s+(?:i|I)\s+(?:told|said to|me
 
 def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: Extraction) -> bool:
     """Retire the live facts ``what`` names ("forget that I have a cat", "别记我住在哪了",
-    "之前跟你说的抑郁和吃药的事，帮我都删了")."""
+    "之前跟你说的抑郁和吃药的事，帮我都删了") — never for someone else's ("别记我老婆在哪上班了") or
+    for a topic of the conversation ("forget about the weather in Bergen")."""
+    if _ABOUT_SOMEONE.search(what) or _OTHER_PERSON_EN.search(what) or _TOPIC.search(what):
+        out.skipped.append((row.id, "not_about_user", "the removal names someone else or a topic, not a fact about the user"))
+        return False
     targets = _matches(_FORGET_FRAME.sub("", what.strip()).strip(), existing)
     for target in targets:
         out.removals.append({"fact_id": target.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
@@ -664,20 +693,43 @@ _FIXED_VALUE = re.compile(r"^(?:it'?s|it is|i meant|meant|is|its)\s+(?P<en>(?-i:
                           r"(?:[，,]?不是[\u4e00-\u9fff]{2,4})?$", re.I)
 
 
-def _value_fix(row: Row, clause: Clause, existing: Sequence[Any]) -> dict[str, Any] | None:
-    """"sorry my bad, it's Houston actually", "不好意思刚才打错了，是李亭": the newest keyed fact
-    whose value has the same shape gets the new value. Only a bare value after a correction cue."""
+_NOT_A_VALUE = re.compile(r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight|january|february|"
+                          r"march|april|may|june|july|august|september|october|november|december|\d.*)$|"
+                          r"^(?:周|星期|礼拜)[一二三四五六日天]$|^(?:今天|明天|后天|昨天|上午|下午|晚上|早上|中午)$|月|号$|点$", re.I)
+
+
+def _like_name(old: str, new: str) -> bool:
+    """A misspelling of the same name: "Jon" / "John", "李婷" / "李亭"."""
+    if _HAN.search(old):
+        return old[0] == new[0] and len(new) == len(old)
+    return old[:1].lower() == new[:1].lower() and difflib.SequenceMatcher(None, old.lower(), new.lower()).ratio() >= 0.6
+
+
+def _value_fix(row: Row, clause: Clause, existing: Sequence[Any], previous_ids: frozenset[str] = frozenset()
+               ) -> dict[str, Any] | None:
+    """"sorry my bad, it's Houston actually", "不好意思刚才打错了，是李亭": a bare new value after a
+    correction cue fixes the keyed fact stated in the user's message just before (when this call
+    holds it), or else the fact the user stated last, minutes ago — never with a day or a time."""
     m = _FIXED_VALUE.match(clause.body.replace("’", "'"))
     if m is None:
         return None
     new = m.group("en") or m.group("zh")
-    keyed = sorted((f for f in existing if getattr(f, "key", None)), key=lambda f: f.updated_at, reverse=True)
+    if _NOT_A_VALUE.search(new):
+        return None  # "sorry my bad, it's Thursday": a day or a time fixes the task at hand, never where the user lives
+    newest = sorted(existing, key=lambda f: f.updated_at, reverse=True)
+    keyed = [f for f in newest if getattr(f, "key", None) and f.provenance.message_id in previous_ids]
+    if not keyed and newest and row.at is not None and abs((row.at - newest[0].created_at).total_seconds()) <= 1800:
+        last = newest[0].provenance.message_id  # what the user said last, minutes ago
+        keyed = [f for f in newest if getattr(f, "key", None) and f.provenance.message_id == last]
     for fact in keyed:
         if m.group("en"):
             old = re.findall(r"(?<!^)(?<!\. )\b(?-i:[A-Z])[\w\-]+(?:\s(?-i:[A-Z])[\w\-]+)?", fact.content)
         else:
             old = re.findall(rf"(?<=叫)[\u4e00-\u9fff]{{2,4}}(?=。|$)|{CITIES_ZH}", fact.content)
         old = [o for o in old if o not in ("The", "User") and o != new]
+        if len(old) == 1 and fact.key == "name" and not re.search(r"name|call|名字|叫", clause.quote + row.content, re.I) \
+                and not _like_name(old[0], new):
+            continue  # "sorry my bad, it's Jenkins": only a spelling of the same name fixes a name unasked
         if len(old) == 1:
             return {"content": fact.content.replace(old[0], new), "category": fact.category.value, "key": fact.key,
                     "kind": "fact", "confidence": 0.9, "explicit": False, "evidence_message_id": row.id,
@@ -686,6 +738,10 @@ def _value_fix(row: Row, clause: Clause, existing: Sequence[Any]) -> dict[str, A
     return None
 
 
+_OTHER_PERSON_EN = re.compile(r"\b(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:wife|husband|partner|friend|boss|colleague|"
+                              r"coworker|mom|dad|mother|father|sister|brother|son|daughter|kid|neighbou?r)\b", re.I)
+_TOPIC = re.compile(r"\b(?:weather|news|question|issue|problem|help|update|bug|error|meeting|game|score|traffic)\b|"
+                    r"天气|新闻|问题|比赛|会议|报错", re.I)
 _MEDICATION_WORDS = re.compile(r"药|\b(?:medication|meds|pills|medicine|prescription)\b", re.I)
 _TAKES_MEDICATION = re.compile(r"(?:吃|服用|打)(?:着)?[^，。；]{0,8}(?:药|片|林|乐|素|胶囊|针|剂|酮|汀|沙坦|洛尔|双胍)|"
                                r"\b(?:takes?|taking|on)\s+(?:\w+\s+)?(?:mg\b|medication|meds|pills|\w+(?:ine|ol|pril|statin|zole|mab|"

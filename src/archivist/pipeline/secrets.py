@@ -90,6 +90,16 @@ def _looks_random(token: str) -> bool:
 _DIGIT_RUN = re.compile(r"(?<![\w.])\d[\d \t.\-/／]{8,}\d(?![\w])|(?<![\w])\d{6}[ \t\-]?\d{8}[ \t\-]?\d{3}[\dXx]")
 
 
+# A number the user names as an identifier or a code is refused whatever its checksum says:
+# "my credit card number is 4111 1111 1111 1111", "身份证号是 110101199003071234", "the door code is 4821".
+_WORDED_NUMBER = re.compile(
+    r"(?:credit card|debit card|bank card|card|account|routing|iban|passport|driver'?s licen[cs]e|social security|ssn|"
+    r"national id|身份证|银行卡|卡号|信用卡|储蓄卡|账号|账户|护照|社保|医保|驾驶证)\s*(?:number|no\.?|#|号码|号)?\s*"
+    r"(?:is|was|是|为|:|：|=)\s*[A-Za-z]?\d[\d\s\-]{5,}|"
+    r"(?:door|gate|alarm|lock|safe|garage|locker|building|门禁|门锁|保险箱|保险柜|密码锁)\s*(?:code|pin|combination|密码|码)\s*"
+    r"(?:is|was|是|为|:|：|=)\s*\d{3,}", re.I)
+
+
 def find_secret(text: str) -> str | None:
     """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
     ``national_id``, ``payment_card``, ``token``), or ``None``. Digits are read with
@@ -108,6 +118,9 @@ def find_secret(text: str) -> str | None:
     for m in _CONTEXT_HEX.finditer(t):
         if re.search(r"\d", m.group(1)) and len(set(m.group(1))) >= 8:
             return "token"
+    if _WORDED_NUMBER.search(t):
+        return "national_id" if re.search(r"身份证|passport|护照|social|ssn|national|社保|医保|驾驶证|licen", t, re.I) else \
+            "payment_card" if re.search(r"card|卡|account|账号|账户|routing|iban", t, re.I) else "password"
     if _SSN_WORDED.search(t) or re.search(r"\b(?:ssn|social(?: security)?)\b\D{0,16}\d{3}[ \-]\d{2}[ \-]\d{4}\b", t, re.I):
         return "national_id"
     for m in _DIGIT_RUN.finditer(t):
