@@ -57,6 +57,10 @@ def test_facts_search_context_and_forget(server):
                   headers=h(keys["alice"])).json()
     assert "中文" in view["messages"][0]["content"]
     assert c.get(f"/v1/users/alice/traces/{view['trace_id']}", headers=h(keys["alice"])).json()["id"] == view["trace_id"]
+    small = c.post("/v1/users/alice/context", json={"query": "解释一下事务", "budget": 350}, headers=h(keys["alice"]))
+    assert small.status_code == 200 and small.json()["trace"]["reserve"] == 43
+    assert c.post("/v1/users/alice/context", json={"query": "q", "budget": 350, "reserve": False},
+                  headers=h(keys["alice"])).status_code == 422  # false is not a number of tokens
     page = c.get("/v1/users/alice/facts?limit=1", headers=h(keys["alice"])).json()
     assert page["total"] == 1 and page["next_cursor"] is None
     assert c.post("/v1/users/alice/facts", json={"content": "x y z"}, headers=h(keys["reader"])).status_code == 403

@@ -76,7 +76,7 @@ def test_context_on_the_demo_store_and_trace_show(tmp_path):
                           "--budget", "1500", "--json").stdout)
     system = data["messages"][0]["content"]
     assert "用户偏好用中文解释技术问题" in system and "language: 中文" in system
-    assert data["tokens"] <= 1000 and data["trace"]["available"] == 1000
+    assert data["tokens"] <= 1313 and data["trace"]["available"] == 1313  # 1500 − the default reserve (1500 // 8)
     trace_id = data["trace"]["id"]
     shown = json.loads(cli("trace", "show", trace_id, "--db", db, "--user", "alice", "--json").stdout)
     assert shown["id"] == trace_id and shown["entries"]
@@ -145,3 +145,12 @@ def test_bench_command_prints_figures():
     data = json.loads(cli("bench", "--facts", "600", "--queries", "10", "--json").stdout)
     assert data["writes_per_s"] > 0 and 0 < data["search"]["p50_ms"] <= data["search"]["p95_ms"]
     assert data["context"]["p50_ms"] > 0
+
+
+def test_context_with_a_small_budget_uses_the_default_reserve(tmp_path):
+    db = str(tmp_path / "m.db")
+    cli("remember", "用户偏好用中文解释技术问题。", "--db", db, "--user", "alice")
+    data = json.loads(cli("context", "--db", db, "--user", "alice", "--query", "解释一下装饰器", "--budget", "350",
+                          "--json").stdout)
+    assert data["trace"]["reserve"] == 43 and data["tokens"] <= 307
+    assert "中文" in data["messages"][0]["content"]

@@ -60,6 +60,8 @@ def test_protected_overflow_raises_with_sizes_and_never_cuts(alice):
         ({"budget": -5}, InvalidBudget),
         ({"budget": 100, "reserve": 100}, InvalidBudget),
         ({"budget": 100, "reserve": -1}, InvalidBudget),
+        ({"budget": 100, "reserve": False}, InvalidBudget),
+        ({"budget": 100, "reserve": "10"}, InvalidBudget),
         ({"sections": ["memory", "gossip"]}, UnknownSection),
         ({"evidence": [{"text": "no id"}]}, InvalidInput),
         ({"evidence": [{"id": "x", "text": b"\xff\xfe"}]}, InvalidInput),
@@ -256,3 +258,25 @@ def test_trimmed_tool_results_stay_readable_by_evidence_id(alice):
     assert gone
     index = int(gone[0][1:])
     assert alice.get_evidence(f"c{index}").content.startswith(f"plan {index}: seq scan")
+
+
+@pytest.mark.parametrize("budget, reserve", [(350, 43), (4000, 500), (8000, 1000), (200_000, 1000), (9, 1)])
+def test_the_default_reserve_is_an_eighth_of_the_budget_at_most_1000(alice, budget, reserve):
+    from archivist.context.assemble import default_reserve
+
+    assert default_reserve(budget) == reserve
+    if budget < 100:
+        return
+    alice.remember("用户偏好用中文解释技术问题。", category="preference")
+    view = alice.context("解释一下装饰器", budget=budget, system="You are a helpful assistant.")
+    assert view.trace.reserve == reserve and view.tokens <= budget - reserve
+    assert "用户偏好用中文解释技术问题" in view.to_messages()[0]["content"]
+
+
+def test_seed_003_budget_works_with_defaults(alice):
+    """Seed 003's example: a 350-token call, nothing but the budget given."""
+    alice.remember("用户偏好用中文解释技术问题。", category="preference")
+    view = alice.context("为什么 checkout 接口会偶发超时？", budget=350,
+                         evidence=[{"id": "log-1", "source": "tool:logs", "text": "pool wait 42ms; timeout 3s " * 40}])
+    assert view.tokens <= 350 - 43
+    assert [e.id for e in view.trace.entries if e.section == "evidence" and e.selected] == ["log-1"]

@@ -29,13 +29,15 @@ def test_round_trip_over_stdio(tmp_path):
             saved = await client.call_tool("remember", {"content": "用户偏好用中文解释技术问题。", "category": "preference"})
             found = await client.call_tool("search_memory", {"query": "中文 Falcon"})
             ctx = await client.call_tool("get_context", {"query": "解释一下事务", "budget": 2000})
+            small = await client.call_tool("get_context", {"query": "解释一下事务", "budget": 300})
             sneaky = await client.call_tool("search_memory", {"query": "Falcon", "user": "bob"})
             fact_id = json.loads(text_of(saved))["id"]
             gone = await client.call_tool("forget_fact", {"fact_id": fact_id})
             missing = await client.call_tool("forget_fact", {"fact_id": fact_id})
-            return tools, found, ctx, sneaky, gone, missing
+            return tools, found, ctx, small, sneaky, gone, missing
 
-    tools, found, ctx, sneaky, gone, missing = asyncio.run(run())
+    tools, found, ctx, small, sneaky, gone, missing = asyncio.run(run())
+    assert not small.is_error and "用户偏好用中文解释技术问题" in text_of(small)  # a small budget works by default
     assert tools == ["forget_fact", "get_context", "remember", "search_memory"]
     assert "用户偏好用中文解释技术问题" in text_of(found) and "Falcon" not in text_of(found)
     assert "中文" in text_of(ctx)

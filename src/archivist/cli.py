@@ -279,7 +279,8 @@ def context(
     user: UserOption,
     query: Annotated[str, typer.Option("--query", "-q", help="The current request.")],
     budget: Annotated[int, typer.Option(help="Token budget of the call, output reserve included.")] = 4000,
-    reserve: Annotated[int, typer.Option(help="Tokens kept free for the model's reply.")] = 500,
+    reserve: Annotated[Optional[int], typer.Option(
+        help="Tokens kept free for the model's reply (default: an eighth of the budget, at most 1000).")] = None,
     system: Annotated[str, typer.Option(help="System instructions (protected).")] = "You are a helpful assistant.",
     task: Annotated[Optional[str], typer.Option("--task", help="Task id whose goal and state to include.")] = None,
     evidence: Annotated[Optional[list[str]], typer.Option("--evidence", help="Evidence id to include (repeatable).")] = None,
@@ -297,7 +298,7 @@ def context(
         _print_json({"messages": view.to_messages(), "tools": view.tools, "tokens": view.tokens,
                      "trace": view.trace.as_dict()})
         return
-    out.rule(f"model view ({view.tokens} of {budget - reserve} tokens; trace {view.trace.id})")
+    out.rule(f"model view ({view.tokens} of {view.trace.budget - view.trace.reserve} tokens; trace {view.trace.id})")
     for message in view.to_messages():
         out.print(f"[bold]{message['role']}[/bold]")
         out.print(message["content"], markup=False, highlight=False)

@@ -51,9 +51,10 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
 
     @server.tool()
     @guarded
-    def get_context(query: str, budget: int = 4000) -> dict:
-        """Assemble the context for a request within a token budget; returns the messages and the trace id."""
-        view = scope.context(query, budget=budget)
+    def get_context(query: str, budget: int = 4000, reserve: int | None = None) -> dict:
+        """Assemble the context for a request within a token budget (the reply's reserve included;
+        by default an eighth of the budget, at most 1000); returns the messages and the trace id."""
+        view = scope.context(query, budget=budget, reserve=reserve)
         return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id}
 
     @server.tool()

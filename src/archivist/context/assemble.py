@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -81,9 +81,20 @@ class ContextRequest:
     project_rules: Sequence[str] = ()
     overrides: Mapping[str, str] = field(default_factory=dict)  # explicit per-turn preference overrides
     budget: int = 8000
-    reserve: int = 1000
+    reserve: int | None = None  # tokens left for the reply; None: default_reserve(budget)
     memory_k: int = 8
     sections: Sequence[str] | None = None  # restrict to these sections (None: the planner decides)
+
+
+RESERVE_SHARE = 8  # the default reserve is an eighth of the budget, at most MAX_DEFAULT_RESERVE
+MAX_DEFAULT_RESERVE = 1000
+
+
+def default_reserve(budget: int) -> int:
+    """The output reserve when none is given: an eighth of the budget, at most 1000 tokens
+    (350 → 43, 4000 → 500, 8000 and above → 1000), so a small budget still leaves room
+    for the context and a large one does not waste it."""
+    return min(MAX_DEFAULT_RESERVE, budget // RESERVE_SHARE)
 
 
 @dataclass
@@ -379,9 +390,13 @@ class Assembler:
         system = ensure_text(request.system, "the system instructions")
         if not isinstance(request.budget, int) or isinstance(request.budget, bool) or request.budget <= 0:
             raise InvalidBudget(f"budget must be a positive number of tokens, got {request.budget!r}")
-        if not isinstance(request.reserve, int) or request.reserve < 0 or request.reserve >= request.budget:
+        if request.reserve is None:
+            request = replace(request, reserve=default_reserve(request.budget))
+        if not isinstance(request.reserve, int) or isinstance(request.reserve, bool) or request.reserve < 0 \
+                or request.reserve >= request.budget:
             raise InvalidBudget(
-                f"the output reserve ({request.reserve!r}) must be ≥ 0 and below the budget ({request.budget})"
+                f"the output reserve ({request.reserve!r}) must be a number of tokens ≥ 0 and below the budget "
+                f"({request.budget})"
             )
         if request.sections is not None:
             unknown = [s for s in request.sections if s not in SECTIONS]

@@ -94,7 +94,8 @@ class SearchBody(Strict):
 class ContextBody(Strict):
     query: str = Field(min_length=1, max_length=20_000)
     budget: int = Field(default=4000, ge=100, le=2_000_000)
-    reserve: int = Field(default=500, ge=0, le=1_000_000)
+    reserve: int | None = Field(default=None, ge=0, le=1_000_000, strict=True,
+                                description="Tokens left for the reply; default an eighth of the budget, at most 1000.")
     system: str = Field(default="", max_length=50_000)
 
 
