@@ -280,3 +280,31 @@ def test_seed_003_budget_works_with_defaults(alice):
                          evidence=[{"id": "log-1", "source": "tool:logs", "text": "pool wait 42ms; timeout 3s " * 40}])
     assert view.tokens <= 350 - 43
     assert [e.id for e in view.trace.entries if e.section == "evidence" and e.selected] == ["log-1"]
+
+
+def test_dropped_evidence_is_named_in_the_view(alice):
+    """Evidence that loses its place for room is not silently gone: the model is told it exists."""
+    big = "pool wait 42ms; timeout 3s " * 200
+    view = alice.context("为什么超时？", system="Be brief.", budget=200, reserve=0,
+                         evidence=[{"id": "rb-01", "source": "tool:logs", "text": big, "score": 2},
+                                   {"id": "rb-02", "source": "tool:metrics", "text": "p99 latency 3.1s " * 300, "score": 1}])
+    entries = {e.id: e for e in view.trace.entries if e.section == "evidence"}
+    assert entries["rb-01"].selected and not entries["rb-02"].selected
+    assert "rb-02 (tool:metrics)" in view.to_messages()[0]["content"] and view.tokens <= 200
+
+
+def test_required_evidence_is_protected_or_the_call_fails(alice):
+    from archivist.errors import ContextOverflow
+
+    big = "pool wait 42ms; timeout 3s " * 200
+    view = alice.context("为什么超时？", budget=800, reserve=0,
+                         evidence=[{"id": "rb-01", "source": "tool:logs", "text": big, "required": True},
+                                   {"id": "rb-02", "source": "tool:logs", "text": big}])
+    chosen = {e.id: e.reason for e in view.trace.entries if e.section == "evidence"}
+    assert chosen["rb-01"] == "protected" and "rb-01" in view.to_messages()[0]["content"]
+    assert view.tokens <= 800
+    with pytest.raises(ContextOverflow, match="required_evidence"):
+        alice.context("为什么超时？", budget=120, reserve=0,
+                      evidence=[{"id": "rb-01", "source": "tool:logs", "text": big, "required": True}])
+    with pytest.raises(InvalidInput, match="required"):
+        alice.context("q", evidence=[{"id": "x", "text": "y", "required": "yes"}])

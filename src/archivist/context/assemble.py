@@ -455,12 +455,22 @@ class Assembler:
         goal_text = self._goal(request, fetched)
         units = group_units(history)
         unfinished = [m for u in units if u.unfinished for m in u.messages]
+        required = [it for it in fetched.get("evidence", []) if it.meta.get("required")]
+        fetched["evidence"] = [it for it in fetched.get("evidence", []) if not it.meta.get("required")]
+        required_tokens = 0
+        if required:
+            opening, closing = _BLOCK["evidence"]
+            required_tokens = self.count(opening) + self.count(closing) + 2
+            for item in required:
+                self._fit_excerpt(item, 1 << 30)  # its full excerpt, whatever the room
+                required_tokens += item.tokens
         protected_sizes = {
             "system": self.count(system),
             "tools": self.count(tools_text) if tools_text else 0,
             "request": self.count(query),
             "goal": self.count(goal_text) if goal_text else 0,
             "unfinished_tool_calls": sum(message_tokens(m, self) for m in unfinished),
+            "required_evidence": required_tokens,
         }
         fixed = 2 * MESSAGE_OVERHEAD + REPLY_PRIMING + 4  # two messages, priming, block separators
         protected_total = sum(protected_sizes.values()) + fixed
@@ -479,6 +489,10 @@ class Assembler:
         remaining = available - protected_total
         chosen: dict[str, list[Item]] = {s: [] for s in SECTIONS}
         header_cost: dict[str, int] = {}
+        noted = False  # whether a dropped-evidence note is in the view yet
+        if required:  # already paid for in the protected zone, header included
+            chosen["evidence"] = list(required)
+            header_cost["evidence"] = 0
         trimmed = None
         for section in self.priority:
             if section in PROTECTED or section not in planned:
@@ -500,25 +514,36 @@ class Assembler:
                     entries.append(TraceEntry(section, item.id, item.source, tokens, False,
                                               "lower_priority" if crowded else "budget", item.breakdown,
                                               estimated=not exact))
+                    if section == "evidence":  # the view names it: room for that line is kept
+                        remaining -= self.count(f"{item.id} ({item.source}), ") + (
+                            0 if noted else self.count(_NOTE_LEAD) + 2)
+                        noted = True
                     continue
                 remaining -= cost
                 chosen[section].append(item)
 
         view = self._render(identity, request, now, system, tools, tools_text, goal_text, query, chosen,
-                            trimmed, history)
+                            trimmed, history, _left_out(entries))
         # exact check on the assembled view; boundary effects can add a token or two
         while view.tokens > available:
             victim = self._lowest(chosen)
             if victim is None:
                 break
+            over = view.tokens - available
+            if "content" in victim.meta and victim.tokens - over - 2 > 0 and \
+                    self._fit_excerpt(victim, victim.tokens - over - 2):  # a shorter excerpt before no excerpt
+                view = self._render(identity, request, now, system, tools, tools_text, goal_text, query, chosen,
+                                    trimmed, history, _left_out(entries))
+                continue
             chosen[victim.section].remove(victim)
             entries.append(TraceEntry(victim.section, victim.id, victim.source, victim.tokens, False, "budget",
                                       victim.breakdown, "removed by the final exact count"))
             view = self._render(identity, request, now, system, tools, tools_text, goal_text, query, chosen,
-                                trimmed, history)
+                                trimmed, history, _left_out(entries))
         for section, items in chosen.items():
             for item in items:
-                entries.append(TraceEntry(section, item.id, item.source, item.tokens, True, "selected",
+                entries.append(TraceEntry(section, item.id, item.source, item.tokens, True,
+                                          "protected" if item.meta.get("required") else "selected",
                                           item.breakdown, item.meta.get("note")))
         done = time.perf_counter()
         view.trace.entries = entries
@@ -629,12 +654,13 @@ class Assembler:
 
     def _lowest(self, chosen: dict[str, list[Item]]) -> Item | None:
         for section in reversed(self.priority):
-            if chosen.get(section):
-                return min(chosen[section], key=lambda it: it.score)
+            droppable = [it for it in chosen.get(section, []) if not it.meta.get("required")]
+            if droppable:
+                return min(droppable, key=lambda it: it.score)
         return None
 
     def _render(self, identity, request, now, system, tools, tools_text, goal_text, query, chosen, trimmed,
-                history) -> ModelView:
+                history, left_out: Sequence[str] = ()) -> ModelView:
         prefix_parts = [system] if system else []
         profile_items = chosen.get("profile", [])
         if profile_items:
@@ -657,6 +683,8 @@ class Assembler:
             if items:
                 opening, closing = _BLOCK[section]
                 blocks.append((section, "\n".join([opening, *(it.text for it in items), closing])))
+        if left_out:  # the model is told evidence exists that it cannot see, and how to ask for it
+            blocks.append(("notes", _NOTE_LEAD + ", ".join(left_out) + "."))
         system_message = "\n\n".join([prefix, *(text for _, text in blocks)]) if prefix else \
             "\n\n".join(text for _, text in blocks)
         messages = trimmed.messages if trimmed is not None else history
@@ -687,6 +715,20 @@ class Assembler:
         if trimmed is not None and trimmed.summary is not None:
             trace.summary = trimmed.summary.as_dict()
         return ModelView(system_message, prefix, list(messages), query, tools, sections, tokens, trace)
+
+
+_NOTE_LEAD = "Context note: evidence left out for lack of room (ask for it by id): "
+
+
+def _left_out(entries: Sequence[TraceEntry]) -> list[str]:
+    """Evidence that was a candidate and lost its place for room, as "id (source)"."""
+    dropped = []
+    for e in entries:
+        if e.section == "evidence" and not e.selected and e.reason in ("budget", "lower_priority"):
+            label = f"{e.id} ({e.source.removeprefix('evidence:')})"
+            if label not in dropped:
+                dropped.append(label)
+    return dropped
 
 
 def escape_lines(text: str) -> str:

@@ -55,6 +55,9 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     except ValueError:
         raise InvalidInput(f"{what} {eid!r}: observed_at is not an ISO-8601 time") from None
     owner = raw.get("owner")
+    required = raw.get("required", False)
+    if not isinstance(required, bool):
+        raise InvalidInput(f"{what} {eid!r}: required must be true or false, got {required!r}")
     return {
         "id": eid.strip(),
         "source": str(raw.get("source") or "tool"),
@@ -62,6 +65,7 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
         "content": content,
         "owner": owner,
         "score": float(raw.get("score", 0.0) or 0.0),
+        "required": required,  # protected like the request: the call fails rather than lose it
     }
 
 
