@@ -572,9 +572,7 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
                 if previous is not None:
                     what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
                 elif existing:  # "forget that": what was said last
-                    newest = max(existing, key=lambda f: f.updated_at)
-                    out.removals.append({"fact_id": newest.id, "evidence_message_id": row.id,
-                                         "evidence_text": clause.quote, "reason": f"the user said: {clause.quote[:200]}"})
+                    _remove(out, row, clause, max(existing, key=lambda f: f.updated_at))
                     continue
             _removal(row, clause, what, existing, out)
             previous = clause
@@ -610,26 +608,23 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
         if key and "{" in key:  # "tool:{topic}": the key names what the tool is for, so a later tool for it replaces it
             topic = re.sub(r"^(?:平时|一般|主要|都|日常)+", "", (m.groupdict().get("topic") or "").strip())
             key = key.format(topic=normalize(topic)) if topic else None
-        fact: dict[str, Any] = {
-            "content": content,
-            "category": pattern.category,
-            "key": key,
-            "kind": "fact",
-            "confidence": 0.95 if "explicit" in clause.cues else 0.9,
-            "explicit": "explicit" in clause.cues,
-            "evidence_message_id": row.id,
-            "evidence_text": clause.quote,
-            "scope": "project" if project else "user",
-            "durability": "temporary" if standing and _ONE_OFF.search(clause.quote) else "durable",
-            "authority": "transactional" if _GRANT.search(clause.quote) else "descriptive",
-            "section": None if project else pattern.section,
-            "pattern": pattern.name,
-        }
-        if pattern.expires_days and row.at is not None:
+        fact = _candidate(row, clause, content, category=pattern.category, key=key, pattern=pattern.name,
+                          section=None if project else pattern.section, scope="project" if project else "user",
+                          durability="temporary" if standing and _ONE_OFF.search(clause.quote) else "durable")
+        if pattern.expires_days and row.at is not None:  # current focus lasts a season from when it was said
             fact["valid_until"] = (row.at + timedelta(days=pattern.expires_days)).isoformat()
-        elif pattern.expires_days:
-            fact["expires_days"] = pattern.expires_days
         out.facts.append(fact)
+
+
+def _candidate(row: Row, clause: Clause, content: str, *, category: str, key: str | None, pattern: str,
+               section: str | None, scope: str = "user", durability: str = "durable") -> dict[str, Any]:
+    """A candidate quoting ``clause`` of ``row``; "记住" / "remember that" make it explicit."""
+    explicit = "explicit" in clause.cues
+    return {"content": content, "category": category, "key": key, "kind": "fact",
+            "confidence": 0.95 if explicit else 0.9, "explicit": explicit, "evidence_message_id": row.id,
+            "evidence_text": clause.quote, "scope": scope, "durability": durability,
+            "authority": "transactional" if _GRANT.search(clause.quote) else "descriptive",
+            "section": section, "pattern": pattern}
 
 
 _FORGET_ASK = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?=forget|delete|remove|erase|drop|stop remembering)|"
@@ -650,9 +645,13 @@ def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: 
         return False
     targets = _matches(_FORGET_FRAME.sub("", what.strip()).strip(), existing)
     for target in targets:
-        out.removals.append({"fact_id": target.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
-                             "reason": f"the user said: {clause.quote[:200]}"})
+        _remove(out, row, clause, target)
     return bool(targets)
+
+
+def _remove(out: Extraction, row: Row, clause: Clause, fact: Any) -> None:
+    out.removals.append({"fact_id": fact.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
+                         "reason": f"the user said: {clause.quote[:200]}"})
 
 
 def _matches(what: str, existing: Sequence[Any]) -> list[Any]:
@@ -731,10 +730,8 @@ def _value_fix(row: Row, clause: Clause, existing: Sequence[Any], previous_ids: 
                 and not _like_name(old[0], new):
             continue  # "sorry my bad, it's Jenkins": only a spelling of the same name fixes a name unasked
         if len(old) == 1:
-            return {"content": fact.content.replace(old[0], new), "category": fact.category.value, "key": fact.key,
-                    "kind": "fact", "confidence": 0.9, "explicit": False, "evidence_message_id": row.id,
-                    "evidence_text": clause.quote, "scope": "user", "durability": "durable", "authority": "descriptive",
-                    "section": None, "pattern": "correction.value"}
+            return _candidate(row, clause, fact.content.replace(old[0], new), category=fact.category.value,
+                              key=fact.key, pattern="correction.value", section=None)
     return None
 
 
