@@ -289,3 +289,21 @@ def test_confirming_a_keyed_inference_replaces_the_live_value(alice, clock):
 def test_remember_raises_invalid_candidate_for_malformed_input(alice):
     with pytest.raises(InvalidCandidate):
         alice.remember("x", confidence=float("nan"))
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("The user's credit card number is 4111 1111 1111 1111.", True),  # a test number: fails the distinct-digit check
+    ("用户的身份证号是 110101199003071234。", True),  # a check digit that does not validate
+    ("my passport number is E12345678", True),
+    ("我的银行卡号是6222021234567890123", True),
+    ("the door code is 4821", True),
+    ("我家门禁密码是 0815", True),
+    ("my card number is on the back of the card", False),
+    ("my account is 3 years old", False),
+    ("The user's locker number is 4711.", False),
+    ("I have 2 cards and 3 accounts", False),
+])
+def test_numbers_named_as_identifiers_or_codes_are_secrets(text, secret):
+    from archivist.pipeline.secrets import find_secret
+
+    assert (find_secret(text) is not None) is secret
