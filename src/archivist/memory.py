@@ -378,8 +378,16 @@ class _ContextMixin:
             raise TraceNotFound(f"no context trace {trace_id!r} in this scope")
         return found
 
-    def traces(self, limit: int = 20) -> list[dict[str, Any]]:
-        return self.memory.store.list_traces(self.identity, limit=limit)
+    def traces(self, limit: int = 20, *, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The newest context traces of this scope (of one agent thread with ``thread_id``)."""
+        return self.memory.store.list_traces(self.identity, limit=limit, thread_id=thread_id)
+
+    def why(self, trace_id: str, subject: str) -> str:
+        """One line: why ``subject`` (a fact or item id, or words of its text) was or was not
+        in the view of trace ``trace_id`` — see :func:`archivist.context.why.explain`."""
+        from .context.why import explain
+
+        return explain(self.trace(trace_id), subject, facts=self.memory.store, identity=self.identity)
 
 
 class MemoryScope(_ContextMixin):

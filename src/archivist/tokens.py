@@ -137,3 +137,22 @@ class TiktokenCounter:
 
 def default_counter() -> TokenCounter:
     return TiktokenCounter("cl100k_base")
+
+
+# model-name prefixes whose tokenizer is o200k_base; every other name counts with cl100k_base
+_O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss")
+
+
+def encoding_for_model(name: str | None) -> str:
+    """The offline encoding closest to a model's own tokenizer: ``o200k_base`` for
+    OpenAI's 4o/4.1/5/o-series names, ``cl100k_base`` for everything else (GPT-4,
+    GPT-3.5, and a reasonable stand-in for DeepSeek, Qwen, Llama …; pass your own
+    counter for exact counts there)."""
+    base = (name or "").lower().rsplit("/", 1)[-1]
+    return "o200k_base" if base.startswith(_O200K_MODELS) else "cl100k_base"
+
+
+@lru_cache(maxsize=8)
+def counter_for_model(name: str | None) -> TokenCounter:
+    """A shared :class:`TiktokenCounter` for the model named ``name``."""
+    return TiktokenCounter(encoding_for_model(name))

@@ -1,6 +1,13 @@
 """Instructions in the current request that override a stored preference for this
-turn only ("this time answer in English" beats a stored "中文"). Pure, rule-based;
-the application may also pass overrides explicitly."""
+turn only ("this time answer in English" beats a stored "中文", "show me Python"
+beats a stored "use Java examples"). Pure and rule-based; the application may also
+pass overrides explicitly.
+
+One table, :data:`OVERRIDES`: each row names the attribute it overrides — a key of
+the attribute table (:mod:`archivist.model.attributes`) where the attribute is one
+there, so a fact keyed by extraction and a preference set by the application are
+overridden alike — plus the preference keys applications commonly use for it.
+"""
 
 from __future__ import annotations
 
@@ -9,45 +16,104 @@ from dataclasses import dataclass
 
 from ..index.text import normalize
 
-LANGUAGE_KEYS = ("language", "response_language", "reply_language")
-LENGTH_KEYS = ("verbosity", "answer_length", "reply_length")
-
-_LANGUAGES = {
-    "english": "English", "英文": "English", "英语": "English",
-    "chinese": "中文", "中文": "中文", "汉语": "中文", "简体中文": "中文",
-    "japanese": "日本語", "日文": "日本語", "日语": "日本語",
-    "french": "Français", "法语": "Français", "german": "Deutsch", "德语": "Deutsch",
-    "spanish": "Español", "西班牙语": "Español", "korean": "한국어", "韩语": "한국어",
-}
-_LANG_WORDS = "|".join(sorted((re.escape(k) for k in _LANGUAGES), key=len, reverse=True))
-_LANGUAGE_PATTERNS = [
-    re.compile(rf"\b(?:answer|reply|respond|write|explain|speak|talk)\b[^.!?。！？]{{0,30}}?\bin ({_LANG_WORDS})\b"),
-    re.compile(rf"\bin ({_LANG_WORDS})\b[^.!?。！？]{{0,20}}?\b(?:please|this time|for now)\b"),
-    re.compile(rf"(?:用|以|请用|改用|换成)({_LANG_WORDS})(?:来)?(?:回答|回复|解释|写|说|讲|作答)?"),
-    re.compile(rf"({_LANG_WORDS})(?:回答|回复|作答)"),
-]
-_SHORT = re.compile(r"简短|简要|简洁|一句话|\bbrief(ly)?\b|\bshort answer\b|\bconcise(ly)?\b|\bin one sentence\b")
-_LONG = re.compile(r"详细|展开讲|\bin detail\b|\bdetailed\b|\bthorough(ly)?\b")
-
 
 @dataclass(frozen=True, slots=True)
 class Override:
-    keys: tuple[str, ...]  # the preference keys it overrides
-    value: str
+    keys: tuple[str, ...]  # the preference and attribute keys it overrides
+    value: str  # canonical value ("English", "Python", "brief")
     phrase: str  # the words of the request that asked for it
+    words: tuple[str, ...] = ()  # ways of writing the value: a stored text naming one agrees with it
+
+    def agrees_with(self, stored: str) -> bool:
+        text = stored.casefold()
+        return any(w.casefold() in text for w in (self.value, *self.words))
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideRule:
+    attribute: str  # the attribute key (in the attribute table, or a preference-only key)
+    aliases: tuple[str, ...]  # other preference keys meaning the same thing
+    values: dict[str, tuple[str, ...]]  # canonical value -> words naming it (casefolded, normalized text)
+    patterns: tuple[str, ...]  # regexes with {v}: the words of any value
+
+
+_LANG_VALUES = {
+    "English": ("english", "英文", "英语"), "中文": ("chinese", "中文", "汉语", "简体中文", "普通话"),
+    "日本語": ("japanese", "日文", "日语"), "Français": ("french", "法语", "法文"),
+    "Deutsch": ("german", "德语", "德文"), "Español": ("spanish", "西班牙语"), "한국어": ("korean", "韩语", "韩文"),
+}
+_CODE_VALUES = {
+    "Python": ("python",), "Java": ("java",), "Go": ("golang",), "Rust": ("rust",), "C++": ("c++",),
+    "JavaScript": ("javascript", "js"), "TypeScript": ("typescript", "ts"), "Kotlin": ("kotlin",),
+    "Swift": ("swift",), "C#": ("c#",), "Ruby": ("ruby",), "PHP": ("php",),
+}
+
+OVERRIDES: tuple[OverrideRule, ...] = (
+    OverrideRule("response_language", ("language", "reply_language"), _LANG_VALUES, (
+        r"\b(?:answer|reply|respond|write|explain|speak|talk)\b[^.!?。！？]{{0,30}}?\bin ({v})\b",
+        r"\bin ({v})\b[^.!?。！？]{{0,20}}?\b(?:please|this time|for now)\b",
+        r"(?:用|以|请用|改用|换成)({v})(?:来)?(?:回答|回复|解释|写|说|讲|作答)?",
+        r"({v})(?:回答|回复|作答)",
+    )),
+    OverrideRule("example_language", ("programming_language", "code_language"), _CODE_VALUES, (
+        r"\b(?:in|using|with|as)\s+({v})(?![a-z0-9_+#])(?:\s+(?:code|please|this time|instead))?",
+        r"\b({v})(?![a-z0-9_+#])\s+(?:examples?|snippets?|code|version|implementation)\b",
+        r"(?:用|改用|换成|写成)\s?({v})(?![a-z0-9_+#])",
+        r"({v})\s?(?:的)?(?:示例|例子|代码|版本|实现)",
+    )),
+    OverrideRule("response_length", ("verbosity", "answer_length", "reply_length"), {
+        "brief": ("brief", "short", "concise", "简短", "简洁", "简要", "一句话"),
+        "detailed": ("detailed", "thorough", "in detail", "详细", "展开"),
+    }, (
+        r"(简短|简要|简洁|一句话)", r"\b(brief)(?:ly)?\b", r"\b(short) answer\b", r"\b(concise)(?:ly)?\b",
+        r"\bin (one sentence)\b", r"(详细|展开)讲?", r"\b(in detail|detailed|thorough)(?:ly)?\b",
+    )),
+    OverrideRule("response_format", ("format", "output_format"), {
+        "a table": ("table", "表格"), "bullet points": ("bullet", "列表", "要点"),
+        "JSON": ("json",), "Markdown": ("markdown",), "plain text": ("plain text", "纯文本"),
+    }, (
+        r"\b(?:as|in)\s+(?:a\s+)?({v})\b", r"(?:用|以|做成|整理成|输出成?)({v})",
+    )),
+    OverrideRule("tone", ("style",), {
+        "formal": ("formal", "正式"), "casual": ("casual", "informal", "轻松", "随意", "口语"),
+    }, (
+        r"\b(?:be|keep it|in a|more)\s+({v})\b", r"(?:更|用)?({v})(?:一点|一些|些|的语气)",
+    )),
+)
+
+
+def _compile(rule: OverrideRule) -> list[re.Pattern[str]]:
+    words = sorted({w for ws in rule.values.values() for w in ws}, key=len, reverse=True)
+    alternation = "|".join(re.escape(w) for w in words)
+    return [re.compile(p.format(v=alternation)) for p in rule.patterns]
+
+
+_COMPILED = [(rule, _compile(rule)) for rule in OVERRIDES]
+_VALUE_OF = {rule.attribute: {w: canon for canon, ws in rule.values.items() for w in ws} for rule in OVERRIDES}
+
+
+def keys_of(rule: OverrideRule) -> tuple[str, ...]:
+    return (rule.attribute, *rule.aliases)
 
 
 def detect_overrides(request: str) -> list[Override]:
+    """The per-turn overrides the request asks for: at most one per attribute."""
     text = normalize(request)
     found: list[Override] = []
-    for pattern in _LANGUAGE_PATTERNS:
-        m = pattern.search(text)
-        if m:
-            found.append(Override(LANGUAGE_KEYS, _LANGUAGES[m.group(1)], m.group(0)))
-            break
-    for pattern, value in ((_SHORT, "brief"), (_LONG, "detailed")):
-        m = pattern.search(text)
-        if m:
-            found.append(Override(LENGTH_KEYS, value, m.group(0)))
-            break
+    for rule, patterns in _COMPILED:
+        for pattern in patterns:
+            m = pattern.search(text)
+            if m:
+                value = _VALUE_OF[rule.attribute][m.group(1)]
+                found.append(Override(keys_of(rule), value, m.group(0).strip(), rule.values[value]))
+                break
     return found
+
+
+def override_keys(key: str) -> tuple[str, ...]:
+    """Every key that means the same attribute as ``key`` (for an explicit override)."""
+    for rule in OVERRIDES:
+        if key in keys_of(rule):
+            return keys_of(rule)
+    return (key,)
+

@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
-from ..model import PROFILE_SECTIONS, Identity
+from ..index.text import query_terms
+from ..model import PROFILE_SECTIONS, Category, Identity, Status
 from .assemble import (
     ContextRequest,
     Item,
@@ -102,16 +103,54 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 
     @io_source
     def preferences() -> list[Item]:
-        return [preference_item(p, identity) for p in store.get_preferences(identity)]
+        """Preferences the application set, then standing preferences the user stated
+        (facts of the preference category): both apply to any request."""
+        items = [preference_item(p, identity) for p in store.get_preferences(identity)]
+        stated = [f for f in store.list_facts(identity, live_at=now, limit=NOT_LIVE_SCAN)
+                  if f.category is Category.PREFERENCE][:PREFERENCE_FACTS]
+        for rank, fact in enumerate(stated):
+            items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",
+                              score=0.5 - rank / 1000, owner=fact.identity, expires_at=fact.valid_until,
+                              confidence=fact.confidence,
+                              meta={"key": fact.key, "value": fact.content, "content": fact.content}))
+        return items
 
     @io_source
     def memory() -> list[Item]:
-        return [
-            Item("memory", h.fact.id, f"memory:{h.fact.category.value}", f"- {escape(h.fact.content)}", score=h.score,
-                 owner=h.fact.identity, expires_at=h.fact.valid_until, confidence=h.fact.confidence,
-                 breakdown={k: round(v, 6) for k, v in h.explanation.items()})
-            for h in scope.search(request.query, k=request.memory_k)
-        ]
+        """The best ``memory_k`` hits, plus what a reader of the trace would look for and
+        not find: the next hits (``beyond_k``), and expired or unconfirmed facts sharing a
+        word with the request — each filtered with its reason, never shown to the model."""
+        hits = scope.search(request.query, k=request.memory_k + BEYOND_K)
+        disputed = open_conflicts(store, identity)
+        items = []
+        hits = [h for h in hits if h.fact.category is not Category.PREFERENCE]  # in the preferences section
+        for rank, h in enumerate(hits):
+            fact = h.fact
+            text = f"- {escape(fact.content)}"
+            meta: dict[str, Any] = {"content": fact.content}
+            if fact.id in disputed:
+                text = f"- [disputed: conflicts with another remembered fact; check with the user] {escape(fact.content)}"
+                meta["note"] = f"in an open conflict ({disputed[fact.id]})"
+            if rank >= request.memory_k:
+                meta.update(beyond_k=rank + 1, memory_k=request.memory_k)
+            items.append(Item("memory", fact.id, f"memory:{fact.category.value}", text, score=h.score,
+                              owner=fact.identity, expires_at=fact.valid_until, confidence=fact.confidence,
+                              breakdown={k: round(v, 6) for k, v in h.explanation.items()}, meta=meta))
+        seen = {h.fact.id for h in hits}
+        for fact in not_live_matches(store, identity, request.query, now, seen):
+            meta = {"content": fact.content}
+            if fact.status is Status.CANDIDATE:
+                meta["unconfirmed"] = True
+            elif fact.status is Status.EXPIRED:
+                meta["retired"] = "expired"
+            items.append(Item("memory", fact.id, f"memory:{fact.category.value}", f"- {escape(fact.content)}",
+                              score=-1.0, owner=fact.identity, expires_at=fact.valid_until,
+                              confidence=fact.confidence, meta=meta))
+        return items
+
+    @io_source
+    def last_session() -> list[Item]:
+        return [summary_item(s, identity) for s in store.list_summaries(identity, limit=5) if not s.stale][:1]
 
     @io_source
     def task_state() -> list[Item]:
@@ -144,4 +183,54 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
                 for i, r in enumerate(request.project_rules)]
 
     return {"profile": profile, "preferences": preferences, "memory": memory, "task_state": task_state,
-            "evidence": evidence, "reference": reference, "project_rules": project_rules}
+            "evidence": evidence, "reference": reference, "project_rules": project_rules,
+            "last_session": last_session}
+
+
+PREFERENCE_FACTS = 20  # stated preferences offered to every call, newest first
+BEYOND_K = 5  # hits fetched past memory_k, so the trace can say "ranked, but beyond k"
+NOT_LIVE_SCAN = 200  # newest facts looked at for stated preferences, and for expired or unconfirmed ones
+
+
+def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
+    """Fact id -> the open review item's reason, for facts consolidation could not settle."""
+    out: dict[str, str] = {}
+    for item in store.review_items(identity):
+        if item.get("kind") == "conflict":
+            for fid in item.get("fact_ids") or ():
+                out[fid] = str(item.get("reason") or "conflict")
+    return out
+
+
+def not_live_matches(store: Any, identity: Identity, query: str, now: Any, skip: set[str]) -> list[Any]:
+    """Expired or unconfirmed facts that share a search term with the query."""
+    terms = set(query_terms(query))
+    if not terms:
+        return []
+    facts = store.list_facts(identity, statuses=(Status.COMMITTED, Status.CANDIDATE, Status.EXPIRED),
+                             limit=NOT_LIVE_SCAN)
+    out = []
+    for fact in facts:
+        if fact.id in skip:
+            continue
+        live = fact.status is Status.COMMITTED and (fact.valid_until is None or fact.valid_until > now)
+        if not live and terms & set(query_terms(fact.content)):
+            out.append(fact)
+    return out
+
+
+def summary_item(summary: Any, owner: Identity) -> Item:
+    """The previous session's summary as a short block: goal, open items, next step."""
+    lines = [f"- Goal: {escape(summary.goal)}"] if summary.goal else []
+    if summary.done:
+        lines.append("- Done: " + "; ".join(escape(d) for d in summary.done))
+    if summary.open_items:
+        lines.append("- Still open: " + "; ".join(escape(o) for o in summary.open_items))
+    if summary.decisions:
+        lines.append("- Decided: " + "; ".join(escape(d) for d in summary.decisions))
+    if summary.next_step:
+        lines.append(f"- Next step: {escape(summary.next_step)}")
+    when = summary.created_at.date().isoformat() if summary.created_at else "unknown date"
+    text = f"(session {escape(summary.thread_id)}, {when})\n" + "\n".join(lines)
+    return Item("last_session", f"session:{summary.id}", f"summary:{summary.thread_id}", text, score=1.0,
+                owner=owner, meta={"excerpt_text": " ".join(lines)})

@@ -11,17 +11,27 @@ tool whose identity comes from the runtime context, never from the model.
 
 Hooks (seed 000 §8, seed 004 §9):
 
-* ``before_agent`` snapshots this turn's real user input into state before any
-  summarization can rewrite history;
-* ``wrap_model_call`` / ``awrap_model_call`` put the rendered memory into the system
-  message of this call only — it is not written to state, so it can never be
-  extracted again;
-* ``after_agent`` queues extraction of the snapshot plus the final reply (the
-  :class:`~archivist.pipeline.queue.UpdateQueue` debounces, deduplicates and retries;
-  a failure there never fails the turn).
+* ``before_agent`` snapshots this run's real user input into state before any
+  summarization can rewrite history, and gives the run an id;
+* ``wrap_model_call`` / ``awrap_model_call`` build every model call with the
+  assembler: system instructions, tool schemas, the request and this run's tool
+  calls are protected; task state, evidence, history (trimmed, tool pairs whole, the
+  flush hook first), preferences (with per-turn overrides), the last session's
+  summary and memory fill the rest of ``budget − reserve`` in the model's own tokens.
+  A call whose protected part does not fit fails with ``ContextOverflow`` before it
+  is sent. Each call's trace is stored with its thread id, run id and call index
+  (``scope.traces(thread_id=…)``, ``archivist trace list --thread``);
+* ``wrap_tool_call`` keeps each raw tool result whole as evidence and gives the
+  conversation a bounded projection that names its evidence id;
+* ``after_agent`` queues extraction of every user message of the run (answers given
+  mid-run and results of human tools included) plus the final reply; the
+  :class:`~archivist.pipeline.queue.UpdateQueue` debounces, deduplicates, retries and,
+  once its gate opens, consolidates in the background. A failure there never fails
+  the turn.
 
-``mode="tool"`` injects only a short note and registers the ``memory_search`` tool
-instead. An agent listed in ``opt_out`` (or ``opt_out=True``) reads and writes nothing.
+``mode="tool"`` leaves long-term memory out of the view and registers the
+``memory_search`` tool instead. An agent listed in ``opt_out`` (or ``opt_out=True``)
+reads and writes nothing.
 """
 
 from __future__ import annotations
@@ -38,8 +48,13 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from ..context.assemble import SECTIONS, Assembler, ModelView
+from ..context.history import to_history_message
+from ..errors import ContextOverflow, InvalidBudget
+from ..model import new_id
 from ..pipeline.llm import message_text as _text
 from ..pipeline.queue import QueueFull, UpdateQueue
+from ..tokens import TokenCounter, counter_for_model
 
 log = logging.getLogger("archivist.langchain")
 
@@ -67,6 +82,34 @@ def identity_of(context: Any) -> tuple[str, str, str] | None:
 
 class MemoryState(AgentState):
     archivist_turn: NotRequired[list[dict[str, Any]]]  # this turn's user input, as it arrived
+    archivist_run: NotRequired[str]  # this run's id, in every trace of its model calls
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    """A tool as the model sees it (OpenAI function format), for counting."""
+    if isinstance(tool, dict):
+        return tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    try:
+        return convert_to_openai_tool(tool)
+    except Exception:  # an exotic tool: its name and description still count
+        return {"name": getattr(tool, "name", "?"), "description": getattr(tool, "description", "")}
+
+
+def _originals(originals: list[Any], kept: list[Any], offset: int) -> list[Any]:
+    """The agent's own message objects for what the view kept (ids, metadata, tool call
+    names intact); a message the view changed (a cleared tool result) is a copy with
+    the new content."""
+    by_id = {to_history_message(m, offset + i).id: m for i, m in enumerate(originals)}
+    out = []
+    for m in kept:
+        original = by_id.get(m.id)
+        if original is None:
+            continue
+        same = to_history_message(original, 0).content == m.content
+        out.append(original if same else original.model_copy(update={"content": m.content}))
+    return out
 
 
 def _meta(message: Any) -> dict[str, Any]:
@@ -103,21 +146,46 @@ def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, b
     )
 
 
+DEFAULT_CALL_BUDGET = 16_000  # tokens per model call when neither the caller nor the model's profile says
+HUMAN_TOOLS = frozenset({"ask_user", "ask_human", "clarify", "request_clarification"})
+_TOOL_MODE_NOTE = ("You can recall what you know about this user with the memory_search tool "
+                   "(short keyword queries).")
+
+
 class MemoryMiddleware(AgentMiddleware):
+    """Every model call of the agent is a view built by archivist's assembler (see the
+    module docstring); ``budget`` is the whole call in the model's tokens, ``reserve``
+    the part kept for the reply (default: an eighth of the budget, at most 1000)."""
+
     state_schema = MemoryState
 
-    def __init__(self, memory: Any, *, agent: str = "default", mode: str = "auto", budget: int = 900,
-                 queue: UpdateQueue | None = None, extractor: Any = None, opt_out: bool | set[str] = False,
-                 top_k: int = 5, max_tool_chars: int = 4000) -> None:
+    def __init__(self, memory: Any, *, agent: str = "default", mode: str = "auto", budget: int | None = None,
+                 reserve: int | None = None, queue: UpdateQueue | None = None, extractor: Any = None,
+                 opt_out: bool | set[str] = False, top_k: int = 8, max_tool_chars: int = 4000,
+                 counter: TokenCounter | None = None, human_tools: frozenset[str] | set[str] = HUMAN_TOOLS,
+                 summarize_idle_after: float | None = None, consolidate: bool = True,
+                 assembler_options: dict[str, Any] | None = None) -> None:
+        """``counter``: token counter (default: chosen from the model's name);
+        ``human_tools``: tools whose result is the user's own answer (a clarification),
+        extracted like a user message; ``summarize_idle_after``: seconds after which an
+        idle thread gets its session summary from the queue (None: only ``end_session``);
+        ``consolidate``: run consolidation in the queue worker once its gate opens."""
         if mode not in ("auto", "tool"):
             raise ValueError("mode must be 'auto' or 'tool'")
+        for name, value in (("budget", budget), ("reserve", reserve)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise InvalidBudget(f"{name} must be a number of tokens, got {value!r}")
         super().__init__()
-        self.memory, self.agent, self.mode, self.budget = memory, agent, mode, budget
-        self.max_tool_chars = max_tool_chars
+        self.memory, self.agent, self.mode, self.budget, self.reserve = memory, agent, mode, budget, reserve
+        self.top_k, self.max_tool_chars, self.counter = top_k, max_tool_chars, counter
+        self.human_tools = frozenset(human_tools)
+        self.summarize_idle_after = summarize_idle_after
+        self.assembler_options = dict(assembler_options or {})
         self.opted_out = opt_out is True or (isinstance(opt_out, set) and agent in opt_out)
-        self.queue = queue or UpdateQueue(memory, extractor=extractor,
-                                          opted_out=lambda key: self.opted_out)
+        self.queue = queue or UpdateQueue(memory, extractor=extractor, opted_out=lambda key: self.opted_out,
+                                          consolidate=consolidate)
         self.tools = [memory_search_tool(memory, agent=agent, top_k=top_k)] if mode == "tool" else []
+        self.last_trace_id: str | None = None
 
     # -- before the agent: what the user really said this turn --------------------
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -131,57 +199,134 @@ class MemoryMiddleware(AgentMiddleware):
                     turn.append(_dict(message, "user"))
             elif turn or isinstance(message, AIMessage):
                 break
-        return {"archivist_turn": list(reversed(turn))}
+        return {"archivist_turn": list(reversed(turn)), "archivist_run": new_id()}
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
 
-    # -- each model call: memory in the system message, for this call only ---------
-    def _system_with_memory(self, request: ModelRequest) -> ModelRequest:
+    # -- each model call: the assembled view, budgeted and traced -------------------
+    def _budget(self, model: Any) -> int:
+        if self.budget is not None:
+            return self.budget
+        profile = getattr(model, "profile", None) or {}
+        window = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+        return int(window) if isinstance(window, int) and window > 0 else DEFAULT_CALL_BUDGET
+
+    def _counter(self, model: Any) -> TokenCounter:
+        if self.counter is not None:
+            return self.counter
+        return counter_for_model(getattr(model, "model_name", None) or getattr(model, "model", None))
+
+    def assemble(self, request: ModelRequest) -> tuple[ModelRequest, ModelView | None]:
+        """The request this model call sends: its messages rebuilt from the assembler's
+        view of the conversation, memory and context. Raises :class:`ContextOverflow`
+        when the protected part alone exceeds the budget (nothing is sent)."""
         ident = identity_of(getattr(request.runtime, "context", None))
         if self.opted_out or ident is None:
-            return request
-        tenant, user, _ = ident
+            return request, None
+        tenant, user, thread = ident
+        messages = list(request.messages)
+        at = next((i for i in range(len(messages) - 1, -1, -1)
+                   if isinstance(messages[i], HumanMessage) and not _written_by_a_model(messages[i])), None)
+        if at is None:  # no user request in the conversation: nothing to assemble around
+            return request, None
+        history, steps = messages[:at], messages[at + 1:]
+        system = _text(request.system_message) if request.system_message is not None else ""
+        if self.mode == "tool":
+            system = (system + "\n\n" if system else "") + _TOOL_MODE_NOTE
+        state = request.state or {}
+        call = {"thread_id": thread, "run_id": state.get("archivist_run"),
+                "call_index": sum(isinstance(m, AIMessage) for m in steps)}
+        scope = self.memory.scope(tenant, user, self.agent)
+        model_written = {m.id for m in history if isinstance(m, HumanMessage) and _written_by_a_model(m)}
+
+        def flush(dropped: list[Any]) -> None:  # history about to be trimmed away is extracted first
+            rows = [{"id": m.id, "role": m.role, "content": m.content, "metadata": {}} for m in dropped
+                    if m.id not in model_written and (m.role == "user" or (m.role == "assistant" and not m.tool_calls))]
+            if rows:
+                self._submit(tenant, user, thread, rows)
+
+        assembler = Assembler(counter=self._counter(request.model), clock=self.memory.clock.now, flush=flush,
+                              **self.assembler_options)
+        view = scope.context(
+            _text(messages[at]), system=system, tools=[_schema(t) for t in request.tools], history=history,
+            steps=steps, budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k,
+            sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
+            call=call, assembler=assembler, persist_evidence=False,
+        )
+        self.last_trace_id = view.trace.id
+        rebuilt = [*_originals(history, view.history, 0), messages[at],
+                   *_originals(steps, view.steps, len(history))]
+        system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
+        return request.override(system_message=system_message, messages=rebuilt), view
+
+    def _assembled(self, request: ModelRequest) -> ModelRequest:
         try:
-            scope = self.memory.scope(tenant, user, self.agent)
-            query = next((_text(m) for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
-            block = scope.render(mode=self.mode, budget=self.budget, query=query)
+            return self.assemble(request)[0]
+        except (ContextOverflow, InvalidBudget):
+            raise  # the call is not sent: its protected part does not fit
         except Exception as exc:  # memory never costs the call
-            log.warning("memory not rendered for this call: %s", exc)
+            log.error("context not assembled for this call (%s: %s); the call goes out as the agent built it",
+                      type(exc).__name__, exc)
             return request
-        if not block.text:
-            return request
-        base = _text(request.system_message) if request.system_message is not None else ""
-        system = SystemMessage(content=(base + "\n\n" if base else "") + block.text,
-                               additional_kwargs={"archivist": "memory_injected"})
-        return request.override(system_message=system)
 
     def wrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
-        return handler(self._system_with_memory(request))
+        return handler(self._assembled(request))
 
     async def awrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
-        return await handler(await asyncio.to_thread(self._system_with_memory, request))  # store reads off the loop
+        return await handler(await asyncio.to_thread(self._assembled, request))  # store reads off the loop
 
-    # -- after the agent: queue extraction of the turn ------------------------------
+    # -- after the agent: queue extraction of the run --------------------------------
+    def _run_rows(self, state: Any) -> list[dict[str, Any]]:
+        """Every user message of this run: the input, messages added while it ran (an
+        answer given mid-run) and results of human tools (a clarification), then the
+        final reply."""
+        turn = list(state.get("archivist_turn") or [])
+        messages = state.get("messages", [])
+        seen = {m["id"] for m in turn if m.get("id")}
+        positions = [i for i, m in enumerate(messages) if getattr(m, "id", None) in seen]
+        start = positions[-1] + 1 if positions else len(messages)
+        for message in messages[start:]:
+            if isinstance(message, HumanMessage) and not _written_by_a_model(message):
+                turn.append(_dict(message, "user"))
+            elif isinstance(message, ToolMessage) and message.name in self.human_tools and message.status != "error":
+                turn.append(_dict(message, "user") | {"metadata": {"origin": "user", "via_tool": message.name}})
+        final = next((m for m in reversed(messages) if isinstance(m, AIMessage) and not m.tool_calls), None)
+        if final is not None:
+            turn.append(_dict(final, "assistant"))
+        return turn
+
+    def _submit(self, tenant: str, user: str, thread: str, rows: list[dict[str, Any]]) -> int:
+        try:
+            return self.queue.submit(tenant, user, self.agent, thread, rows)
+        except QueueFull as exc:  # backpressure: this turn goes unremembered, the agent goes on
+            log.warning("memory update skipped: %s", exc)
+        except Exception as exc:  # a store error never fails the agent's turn
+            log.error("memory update skipped: %s: %s", type(exc).__name__, exc)
+        return 0
+
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         ident = identity_of(getattr(runtime, "context", None))
         if self.opted_out or ident is None:
             return None
         tenant, user, thread = ident
-        turn = list(state.get("archivist_turn") or [])
-        final = next((m for m in reversed(state.get("messages", []))
-                      if isinstance(m, AIMessage) and not m.tool_calls), None)
-        if final is not None:
-            turn.append(_dict(final, "assistant"))
+        turn = self._run_rows(state)
         if not any(m["role"] == "user" for m in turn):
             return None
-        try:
-            self.queue.submit(tenant, user, self.agent, thread, turn)
-        except QueueFull as exc:  # backpressure: this turn goes unremembered, the agent goes on
-            log.warning("memory update skipped: %s", exc)
-        except Exception as exc:  # a store error never fails the agent's turn
-            log.error("memory update skipped: %s: %s", type(exc).__name__, exc)
+        self._submit(tenant, user, thread, turn)
+        if self.summarize_idle_after is not None:
+            self._summarize_when_idle(tenant, user, thread, state.get("messages", []))
         return None
+
+    def _summarize_when_idle(self, tenant: str, user: str, thread: str, messages: list[Any]) -> None:
+        """The queue writes this thread's session summary once it has been idle for
+        ``summarize_idle_after`` seconds (a later turn postpones it)."""
+        rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
+                if (isinstance(m, HumanMessage) and not _written_by_a_model(m))
+                or (isinstance(m, AIMessage) and not m.tool_calls)]
+        scope = self.memory.scope(tenant, user, self.agent)
+        self.queue.when_idle(tenant, user, self.agent, thread, self.summarize_idle_after,
+                             lambda: scope.summarize_session(thread, rows))
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return await asyncio.to_thread(self.after_agent, state, runtime)
@@ -203,6 +348,8 @@ class MemoryMiddleware(AgentMiddleware):
         except Exception as exc:  # evidence is best effort; the tool result still goes back
             log.warning("tool result not kept as evidence: %s", exc)
             return result
+        result = result.model_copy(update={"additional_kwargs": {**result.additional_kwargs,
+                                                                  "evidence_id": evidence_id}})
         if len(raw) <= self.max_tool_chars:
             return result
         projection = (raw[: self.max_tool_chars] + f"\n[… {len(raw) - self.max_tool_chars} more characters; "
@@ -226,11 +373,7 @@ class MemoryMiddleware(AgentMiddleware):
         rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
                 if (isinstance(m, HumanMessage) and not _written_by_a_model(m))
                 or (isinstance(m, AIMessage) and not m.tool_calls)]
-        try:
-            return self.queue.submit(tenant, user, self.agent, thread, rows) if rows else 0
-        except Exception as exc:  # QueueFull or a store error: the summarization goes on
-            log.warning("memory flush skipped: %s: %s", type(exc).__name__, exc)
-            return 0
+        return self._submit(tenant, user, thread, rows) if rows else 0
 
     def end_session(self, context: Any, messages: list[Any], *, summarizer: Any = None) -> Any:
         """At a session's end: a structured session summary (short-term memory), after

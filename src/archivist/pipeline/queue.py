@@ -17,6 +17,10 @@
   for a few microseconds, so calling it from an event loop does not block it.
 * **Graceful drain**: :meth:`drain` stops intake, runs everything pending now, and
   joins the worker.
+* **Background upkeep**: with ``consolidate=True`` a scope's consolidation runs in the
+  worker after its batch, whenever its gate (time since the last run, new sessions)
+  is open — never inside a user's request; :meth:`when_idle` runs a job once a thread
+  has been quiet for a while (the session summary of an idle thread).
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ class QueueStats:
     failed_batches: int = 0
     rejected_full: int = 0
     extractor_calls: int = 0
+    consolidations: int = 0
+    idle_jobs: int = 0
 
 
 class UpdateQueue:
@@ -89,6 +95,7 @@ class UpdateQueue:
         opted_out: Callable[[QueueKey], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_result: Callable[[QueueKey, Any], None] | None = None,
+        consolidate: bool = False,
     ) -> None:
         self.memory = memory
         self.extractor = extractor
@@ -97,7 +104,9 @@ class UpdateQueue:
         self.opted_out = opted_out or (lambda key: False)
         self.clock = clock
         self.on_result = on_result
+        self.consolidate = consolidate
         self.stats = QueueStats()
+        self._idle: dict[QueueKey, tuple[float, Callable[[], Any]]] = {}  # key -> (when, job)
         self._batches: dict[QueueKey, _Batch] = {}
         self._processed: dict[QueueKey, set[str]] = {}  # watermark cache, loaded from the store
         self._running: dict[QueueKey, set[str]] = {}  # key -> message ids of the batch now running
@@ -168,8 +177,17 @@ class UpdateQueue:
                 best, when = key, due
         return best, when
 
+    def _next_idle(self) -> tuple[QueueKey | None, float | None]:
+        quiet = [(when, key) for key, (when, _) in self._idle.items()
+                 if key not in self._batches and key not in self._running]
+        if not quiet:
+            return None, None
+        when, key = min(quiet, key=lambda pair: pair[0])
+        return key, when
+
     def _loop(self) -> None:
         while True:
+            job = None
             with self._cond:
                 while True:
                     key, due = self._next_due()
@@ -177,11 +195,50 @@ class UpdateQueue:
                         batch = self._batches.pop(key)
                         self._running[key] = set(batch.messages)
                         break
-                    if self._closed and not self._batches and not self._running:
+                    idle_key, idle_due = self._next_idle()
+                    if idle_key is not None and (self._closed or idle_due <= self.clock()):
+                        key, job = idle_key, self._idle.pop(idle_key)[1]
+                        self._running[key] = set()
+                        break
+                    if self._closed and not self._batches and not self._running and not self._idle:
                         return
-                    timeout = None if due is None else max(0.0, due - self.clock())
+                    soonest = min((d for d in (due, idle_due) if d is not None), default=None)
+                    timeout = None if soonest is None else max(0.0, soonest - self.clock())
                     self._cond.wait(timeout if timeout is None else min(timeout, 0.5))
-            self._run(key, batch)
+            if job is not None:
+                self._run_idle(key, job)
+            else:
+                self._run(key, batch)
+
+    def when_idle(self, tenant: str, user: str, agent: str, thread: str, seconds: float,
+                  job: Callable[[], Any]) -> None:
+        """Run ``job`` in the worker once this thread has had nothing queued or running for
+        ``seconds``; a later call for the same thread replaces it (and restarts the wait).
+        A drain runs it at once: it is not lost on shutdown."""
+        key = QueueKey(tenant, user, agent, thread)
+        with self._cond:
+            self._idle[key] = (self.clock() + max(0.0, float(seconds)), job)
+            self._cond.notify()
+
+    def _run_idle(self, key: QueueKey, job: Callable[[], Any]) -> None:
+        try:
+            job()
+            self.stats.idle_jobs += 1
+        except Exception as exc:  # upkeep never breaks anything: it is logged and dropped
+            log.warning("idle job for %s failed: %s: %s", key, type(exc).__name__, exc)
+        finally:
+            with self._cond:
+                self._running.pop(key, None)
+                self._cond.notify_all()
+
+    def _upkeep(self, scope: Any) -> None:
+        """Consolidation behind its gates, after a batch (see :meth:`MemoryScope.consolidate`)."""
+        try:
+            plan = scope.consolidate()
+            if plan.due:
+                self.stats.consolidations += 1
+        except Exception as exc:  # the batch is committed; consolidation tries again next time
+            log.warning("background consolidation failed for %s: %s: %s", scope.identity, type(exc).__name__, exc)
 
     def _run(self, key: QueueKey, batch: _Batch) -> None:
         messages = list(batch.messages.values())
@@ -199,6 +256,8 @@ class UpdateQueue:
             with self._cond:
                 processed.update(batch.messages)
                 self.stats.batches += 1
+            if self.consolidate:
+                self._upkeep(scope)
         except Exception as exc:  # a failed update never breaks the agent's turn
             self._retry_or_drop(key, batch, exc)
         finally:
@@ -241,6 +300,8 @@ class UpdateQueue:
                 self._cond.wait(0.05)
             keys = [k for k in self._batches if (k.tenant, k.user) == (tenant, user)]
             dropped = sum(len(self._batches.pop(k).messages) for k in keys)
+            for k in [k for k in self._idle if (k.tenant, k.user) == (tenant, user)]:
+                del self._idle[k]
             for k in [k for k in self._processed if (k.tenant, k.user) == (tenant, user)]:
                 del self._processed[k]
             return dropped

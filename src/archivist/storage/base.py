@@ -297,7 +297,8 @@ class Store(ABC):
     def get_trace(self, identity: Identity, trace_id: str) -> dict | None: ...
 
     @abstractmethod
-    def list_traces(self, identity: Identity, *, limit: int = 20) -> list[dict]: ...
+    def list_traces(self, identity: Identity, *, limit: int = 20, thread_id: str | None = None) -> list[dict]:
+        """The scope's newest context traces, only those of ``thread_id`` when given."""
 
     # -- derived indexes and housekeeping -----------------------------------
     @abstractmethod

@@ -1263,10 +1263,12 @@ class PostgresStore(Store):
                                     "AND agent = %s", (trace_id, identity.tenant, identity.user, identity.agent))
         return json.loads(rows[0][0]) if rows else None
 
-    def list_traces(self, identity, *, limit=20):
-        rows = self._read(identity, "SELECT payload FROM context_traces WHERE tenant = %s AND user_id = %s AND agent = %s "
-                                    "ORDER BY created_at DESC LIMIT %s",
-                          (identity.tenant, identity.user, identity.agent, int(limit)))
+    def list_traces(self, identity, *, limit=20, thread_id=None):
+        thread = " AND (payload::jsonb ->> 'thread_id') = %s" if thread_id is not None else ""
+        rows = self._read(identity, "SELECT payload FROM context_traces WHERE tenant = %s AND user_id = %s AND agent = %s"
+                                    f"{thread} ORDER BY created_at DESC LIMIT %s",
+                          (identity.tenant, identity.user, identity.agent, *([thread_id] if thread else []),
+                           int(limit)))
         return [json.loads(r[0]) for r in rows]
 
     def close(self) -> None:

@@ -1339,11 +1339,12 @@ class SQLiteStore(Store):
         )
         return json.loads(rows[0][0]) if rows else None
 
-    def list_traces(self, identity: Identity, *, limit: int = 20) -> list[dict]:
+    def list_traces(self, identity: Identity, *, limit: int = 20, thread_id: str | None = None) -> list[dict]:
+        thread = " AND json_extract(payload, '$.thread_id') = ?" if thread_id is not None else ""
         rows = self._read(
-            "SELECT payload FROM context_traces WHERE tenant = ? AND user_id = ? AND agent = ? "
-            "ORDER BY created_at DESC LIMIT ?",
-            (identity.tenant, identity.user, identity.agent, int(limit)),
+            f"SELECT payload FROM context_traces WHERE tenant = ? AND user_id = ? AND agent = ?{thread} "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (identity.tenant, identity.user, identity.agent, *([thread_id] if thread else []), int(limit)),
         )
         return [json.loads(r[0]) for r in rows]
 
