@@ -166,10 +166,34 @@ def test_trace_list_prints_short_ids_that_trace_show_accepts(tmp_path):
     shown = [i for i in whole if i not in listed]
     assert len(whole) == 3 and shown == whole  # the whole ids are too long for 80 columns; suffixes are printed
     for trace_id in whole:
-        suffix = next(line.split()[1] for line in listed.splitlines() if line.split()[1:2] and
-                      trace_id.endswith(line.split()[1]) and len(line.split()[1]) >= 8)
+        suffix = next(line.split()[0] for line in listed.splitlines() if line.split()[:1] and
+                      trace_id.endswith(line.split()[0]) and len(line.split()[0]) >= 8)
         assert len(suffix) < len(trace_id)
         data = json.loads(cli("trace", "show", suffix, "--db", db, "--user", "alice", "--json").stdout)
         assert data["id"] == trace_id
     proc = cli("trace", "show", "zzzzzzzz", "--db", db, "--user", "alice", check=False)
     assert proc.returncode == 1 and "no context trace" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_trace_list_by_thread_and_trace_why_on_an_agent_call(tmp_path):
+    """The closing transcript of issue 18, as a test: an agent call traced by thread,
+    listed in 80 columns with one row per call, and ``trace why`` in one line."""
+    import sys
+    from pathlib import Path
+
+    db = str(tmp_path / "m.db")
+    script = Path(__file__).with_name("agent_trace_demo.py")
+    subprocess.run([sys.executable, str(script), db], check=True, capture_output=True, text=True, timeout=120)
+    listed = cli("trace", "list", "--db", db, "--user", "alice", "--thread", "gym-1", env={"COLUMNS": "80"}).stdout
+    rows = listed.splitlines()
+    assert rows[0].split()[:6] == ["id", "created", "thread", "run", "call", "tokens"]
+    assert len(rows) == 2 and all(len(r) <= 80 for r in rows) and " gym-1 " in rows[1]
+    short = rows[1].split()[0]
+    shown = cli("trace", "show", short, "--db", db, "--user", "alice", env={"COLUMNS": "160"}).stdout
+    assert "thread gym-1, run" in shown and "FitLife" in shown and "beyond_k" in shown
+    why = cli("trace", "why", short, "FitLife", "--db", db, "--user", "alice", env={"COLUMNS": "80"}).stdout
+    assert why.startswith("filtered because it had expired") and why.count("\n") == 1
+    dropped = next(line.split()[1] for line in shown.splitlines() if line.startswith("memory") and " budget " in line)
+    why = cli("trace", "why", short, dropped, "--db", db, "--user", "alice").stdout
+    assert why.startswith("dropped for budget")
+    assert cli("trace", "list", "--db", db, "--user", "alice", "--thread", "nope").stdout.splitlines()[1:] == []

@@ -304,17 +304,32 @@ def context(
     _trace_table(view.trace.as_dict())
 
 
+def _one_line(headers: list[str], rows: list[list[str]]) -> None:
+    """Rows on one line each, whatever the terminal width: ids stay whole (they are pasted
+    back), the last column is cut with an ellipsis (``--json`` has everything)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers[:-1])]
+    room = max(12, out.width - sum(widths) - 2 * len(widths) - 1)
+
+    def line(cells: list[str]) -> str:
+        last = " ".join(cells[-1].split())
+        last = last if len(last) <= room else last[: room - 1] + "…"
+        return "  ".join([*(c.ljust(w) for c, w in zip(cells, widths)), last]).rstrip()
+
+    out.print(line(headers), style="bold", markup=False, highlight=False)
+    for row in rows:
+        out.print(line(row), markup=False, highlight=False)
+
+
 def _trace_table(trace: dict) -> None:
     totals = Table("section", "tokens", title=f"budget {trace['budget']} − reserve {trace['reserve']} = "
                    f"{trace['available']}; used {trace['total_tokens']}; prefix {trace['prefix_hash'][:12]}")
     for name, tokens in trace["sections"].items():
         totals.add_row(name, str(tokens))
     out.print(totals)
-    table = Table("section", "id", "source", "tokens", "selected", "reason", "detail")
-    for e in trace["entries"]:
-        table.add_row(e["section"], e["id"], e["source"], str(e["tokens"]), "yes" if e["selected"] else "no",
-                      e["reason"], e.get("detail") or "")
-    out.print(table)
+    short = short_ids([e["id"] for e in trace["entries"]])
+    rows = [[e["section"], short[e["id"]], str(e["tokens"]), "yes" if e["selected"] else "no", e["reason"],
+             " — ".join(x for x in (e.get("excerpt"), e.get("detail")) if x)] for e in trace["entries"]]
+    _one_line(["section", "id", "tokens", "in", "reason", "text / detail"], rows)
     for f in trace.get("failures") or []:
         err.print(f"source {f['source']} failed: {f['error']}", markup=False, highlight=False)
 
@@ -339,31 +354,53 @@ def trace_show(
     if as_json:
         _print_json(trace)
     else:
-        out.print(f"trace {trace['id']} at {trace['created_at']} for query {trace['query']!r}", markup=False)
+        out.print(f"trace {trace['id']} at {trace['created_at']} for query {trace['query']!r}", markup=False,
+                  soft_wrap=True)
+        if trace.get("thread_id"):
+            out.print(f"thread {trace['thread_id']}, run {trace.get('run_id')}, model call {trace.get('call_index')}",
+                      markup=False, soft_wrap=True)
         _trace_table(trace)
+
+
+@trace_app.command("why")
+def trace_why(
+    trace_id: str,
+    subject: Annotated[str, typer.Argument(help="an id (or its last 8+ characters) or words of the text")],
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+) -> None:
+    """Say in one line why something was or was not in a call's view: selected, dropped
+    for budget, filtered (and why), or not retrieved."""
+    with _open(db) as mem:
+        scope = mem.scope(tenant, user, agent)
+        out.print(scope.why(_whole_trace_id(scope, trace_id), subject), markup=False, highlight=False, soft_wrap=True)
 
 
 @trace_app.command("list")
 def trace_list(
     user: UserOption,
     limit: int = 20,
+    thread: Annotated[Optional[str], typer.Option("--thread", help="only the model calls of this agent thread")] = None,
     db: DbOption = None,
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     as_json: JsonOption = False,
 ) -> None:
-    """List recent context traces of a scope."""
+    """List recent context traces of a scope (of one agent thread with --thread)."""
     with _open(db) as mem:
-        traces = mem.scope(tenant, user, agent).traces(limit)
+        traces = mem.scope(tenant, user, agent).traces(limit, thread_id=thread)
     if as_json:
-        _print_json([{k: t[k] for k in ("id", "created_at", "query", "total_tokens", "budget")} for t in traces])
+        _print_json([{k: t.get(k) for k in ("id", "created_at", "thread_id", "run_id", "call_index", "query",
+                                             "total_tokens", "budget")} for t in traces])
         return
     short = short_ids([t["id"] for t in traces])
-    table = Table("id", "created", "tokens", "budget", "query")
-    table.columns[0].no_wrap = True
-    for t in traces:
-        table.add_row(short[t["id"]], t["created_at"], str(t["total_tokens"]), str(t["budget"]), t["query"])
-    out.print(table)
+    runs = short_ids(sorted({t["run_id"] for t in traces if t.get("run_id")}))
+    rows = [[short[t["id"]], t["created_at"][5:19].replace("T", " "), t.get("thread_id") or "-",
+             runs.get(t.get("run_id"), "-"), "-" if t.get("call_index") is None else str(t["call_index"]),
+             f"{t['total_tokens']}/{t['budget']}", t["query"]] for t in traces]
+    _one_line(["id", "created", "thread", "run", "call", "tokens", "query"], rows)
 
 
 def short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:

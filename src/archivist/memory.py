@@ -272,21 +272,28 @@ class _ContextMixin:
     # -- evidence -------------------------------------------------------------
     def put_evidence(self, evidence_id: str, content: str, *, source: str = "tool",
                      observed_at: datetime | str | None = None) -> Evidence:
-        """Keep a raw tool result or document whole (cold storage); the view shows excerpts."""
+        """Keep a raw tool result or document whole (cold storage); the view shows excerpts.
+        The id is this user's: other text under a known id is its next version, the same
+        text again changes nothing. ``observed_at`` left out is stored as unknown."""
         from .context.sources import parse_inline_evidence
 
         now = self.memory.clock.now()
         meta = parse_inline_evidence({"id": evidence_id, "text": content, "source": source,
                                       "observed_at": observed_at}, 0, now)
-        item = Evidence(meta["id"], self.identity, meta["source"], meta["content"], parse_time(meta["observed_at"]), now)
-        self.memory.store.put_evidence(item)
-        return self.get_evidence(item.id)
+        version = self.memory.store.put_evidence(self._evidence(meta, now))
+        return self.get_evidence(meta["id"], version=version)
 
-    def get_evidence(self, evidence_id: str) -> Evidence:
-        """Read evidence back in full. Re-checks ownership: another user's id is not found."""
-        found = self.memory.store.get_evidence(self.identity, evidence_id)
+    def _evidence(self, meta: dict[str, Any], now: datetime) -> Evidence:
+        observed = parse_time(meta["observed_at"]) if meta.get("observed_at") else None
+        return Evidence(meta["id"], self.identity, meta["source"], meta["content"], observed, now)
+
+    def get_evidence(self, evidence_id: str, *, version: int | None = None) -> Evidence:
+        """Read evidence back in full: the newest version, or ``version``. Re-checks
+        ownership: another user's id is not found."""
+        found = self.memory.store.get_evidence(self.identity, evidence_id, version)
         if found is None:
-            raise EvidenceNotFound(f"no evidence {evidence_id!r} for this user")
+            raise EvidenceNotFound(f"no evidence {evidence_id!r}{f' version {version}' if version else ''} "
+                                   "for this user")
         return found
 
     # -- preferences ------------------------------------------------------------
@@ -352,14 +359,13 @@ class _ContextMixin:
         from .context.sources import inline_evidence
 
         now = self.memory.clock.now()
-        keep = [Evidence(m["id"], self.identity, m["source"], m["content"], parse_time(m["observed_at"]), now)
-                for m in inline_evidence(req, now) if not m.get("owner")]
+        keep = [self._evidence(m, now) for m in inline_evidence(req, now) if not m.get("owner")]
         gone = {e.id for e in view.trace.entries
                 if e.section == "history" and e.source == "message:tool" and (e.reason == "cleared" or not e.selected)}
         for i, raw in enumerate(req.history):
             m = to_history_message(raw, i)
             if m.id in gone:
-                keep.append(Evidence(m.evidence_id or m.tool_call_id or m.id, self.identity, "tool", m.content, now, now))
+                keep.append(Evidence(m.evidence_id or m.tool_call_id or m.id, self.identity, "tool", m.content, None, now))
         if not keep:
             return
         try:
@@ -716,6 +722,10 @@ class MemoryScope(_ContextMixin):
 
         plan = plan_consolidation(self, config=config or ConsolidationConfig(), force=force, judge=judge)
         return plan if dry_run else apply_plan(self, plan, on_action=on_action)
+
+    def consolidation_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Past consolidation runs of this scope, newest first (trigger and plan of each)."""
+        return self._store.consolidation_runs(self.identity, limit=limit)
 
     def stale(self, policy: Any = None) -> list[Any]:
         """Facts to re-confirm: expired but not yet archived, or unconfirmed for longer

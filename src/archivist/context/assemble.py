@@ -323,8 +323,10 @@ def render_goal(goal: str, criteria: Sequence[str]) -> str:
 
 
 def render_evidence(meta: Mapping[str, Any], excerpt: str) -> str:
-    return json_line({"id": meta["id"], "source": meta["source"], "observed_at": meta["observed_at"],
-                      "excerpt": excerpt, "external_data": True})
+    line = {"id": meta["id"], "source": meta["source"], "observed_at": meta.get("observed_at") or "unknown"}
+    if meta.get("version"):
+        line["version"] = meta["version"]
+    return json_line({**line, "excerpt": excerpt, "external_data": True})
 
 
 def ensure_text(value: Any, what: str) -> str:

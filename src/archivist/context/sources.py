@@ -52,7 +52,7 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     content = ensure_text(content, f"{what} {eid!r}")
     observed = raw.get("observed_at")
     try:
-        observed_at = parse_time(observed) if isinstance(observed, str) else ensure_utc(observed) if observed else now
+        observed_at = parse_time(observed) if isinstance(observed, str) else ensure_utc(observed) if observed else None
     except ValueError:
         raise InvalidInput(f"{what} {eid!r}: observed_at is not an ISO-8601 time") from None
     owner = raw.get("owner")
@@ -62,7 +62,7 @@ def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "
     return {
         "id": eid.strip(),
         "source": str(raw.get("source") or "tool"),
-        "observed_at": observed_at.isoformat(),
+        "observed_at": observed_at.isoformat() if observed_at else None,  # None: not known
         "content": content,
         "owner": owner,
         "score": float(raw.get("score", 0.0) or 0.0),
@@ -82,6 +82,14 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
     now = scope.memory.clock.now()
 
     inline = inline_evidence(request, now)
+    for meta in inline:  # the version the view cites: the stored one for the same text, else the next
+        if not meta.get("owner"):
+            try:
+                known = store.get_evidence(identity, meta["id"])
+            except Exception:  # a store failure shows up in the evidence source; the version stays unsaid
+                continue
+            same = known is not None and (known.content, known.source) == (meta["content"], meta["source"])
+            meta["version"] = known.version if same else (known.version + 1 if known else 1)
     by_id = [e for e in request.evidence if isinstance(e, str)]
     references = [parse_inline_evidence(r, i, now, "reference") for i, r in enumerate(request.reference)]
 
@@ -169,8 +177,8 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
             if found is None:
                 items.append(Item("evidence", eid, "evidence:store", "", meta={"missing": True}))
                 continue
-            meta = {"id": found.id, "source": found.source, "observed_at": found.observed_at.isoformat(),
-                    "content": found.content}
+            meta = {"id": found.id, "source": found.source, "content": found.content, "version": found.version,
+                    "observed_at": found.observed_at.isoformat() if found.observed_at else None}
             items.append(evidence_item(meta, found.identity))
         return items
 

@@ -128,7 +128,8 @@ def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
             yield {"type": "fact", **fact.as_dict()}
         for ev in store.list_evidence(ident):
             yield {"type": "evidence", "agent": agent, "id": ev.id, "source": ev.source, "content": ev.content,
-                   "observed_at": ev.observed_at.isoformat(), "created_at": ev.created_at.isoformat()}
+                   "observed_at": ev.observed_at.isoformat() if ev.observed_at else None,
+                   "created_at": ev.created_at.isoformat(), "version": ev.version}
         for summary in sorted(store.list_summaries(ident, limit=1_000_000), key=lambda s: (s.created_at, s.id)):
             yield {"type": "summary", "agent": agent, **summary.as_dict()}
         for chash, at in store.tombstones(ident):
@@ -221,7 +222,8 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                                                _time(r.get("expires_at"), "expires_at", required=False))))
             elif kind == "evidence":
                 other.append((kind, Evidence(r["id"], Identity(tenant, target, r["agent"]), r["source"], r["content"],
-                                             _time(r["observed_at"], "observed_at"), _time(r["created_at"], "created_at"))))
+                                             _time(r.get("observed_at"), "observed_at", required=False),
+                                             _time(r["created_at"], "created_at"))))
             elif kind == "summary":
                 first, last = r["source_range"]
                 other.append((r["agent"], SessionSummary(

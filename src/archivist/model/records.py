@@ -268,15 +268,17 @@ class AuditEntry:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """A raw tool result or document, kept whole (cold). Owned by (tenant, user):
-    reading it by id re-checks that the caller is that owner."""
+    """A raw tool result or document, kept whole (cold). Its id belongs to its owner
+    (tenant, user): the same id in two scopes is two items, and reading it by id
+    re-checks the owner. Putting an id again with other text adds a version."""
 
     id: str
     identity: Identity  # owner (tenant, user) and the agent that recorded it
     source: str  # e.g. "tool:read_file", "doc:runbook-v2"
     content: str
-    observed_at: datetime
+    observed_at: datetime | None  # None: when it was observed is not known
     created_at: datetime
+    version: int = 1
 
 
 @dataclass(frozen=True, slots=True)

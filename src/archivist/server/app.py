@@ -281,9 +281,15 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
             job["status"] = "running"
             try:
                 job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor).as_dict()
-                job["status"] = "done"
             except Exception as exc:  # reported on the job, never lost silently
                 job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
+                return
+            try:  # upkeep after the write, off the request: consolidation once its gate is open
+                plan = scope.consolidate()
+                job["consolidation"] = {"trigger": plan.trigger, "ran": plan.due}
+            except Exception as exc:  # the extraction stands; consolidation tries again next time
+                job["consolidation"] = {"error": f"{type(exc).__name__}: {exc}"}
+            job["status"] = "done"
 
         workers().submit(run)
         return {"job_id": job_id, "status": "queued", "status_url": f"/v1/jobs/{job_id}"}
@@ -312,9 +318,26 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
 
     @app.get("/v1/users/{user}/traces", tags=["context"])
     def traces(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
-               limit: Annotated[int, Query(ge=1, le=200)] = 20) -> list[dict]:
-        return [{k: t.get(k) for k in ("id", "created_at", "query", "total_tokens", "budget", "available")}
-                for t in scope_of(p, user, x_agent).traces(limit)]
+               limit: Annotated[int, Query(ge=1, le=200)] = 20,
+               thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> list[dict]:
+        """Newest context traces first; ``thread_id`` keeps the model calls of one agent thread."""
+        keys = ("id", "created_at", "thread_id", "run_id", "call_index", "query", "total_tokens", "budget", "available")
+        return [{k: t.get(k) for k in keys} for t in scope_of(p, user, x_agent).traces(limit, thread_id=thread_id)]
+
+    @app.get("/v1/users/{user}/traces/{trace_id}/why", tags=["context"])
+    def trace_why(p: Caller, user: UserPath, trace_id: FactPath,
+                  subject: Annotated[str, Query(min_length=1, max_length=2000)],
+                  x_agent: AgentHeader = "default") -> dict:
+        """One line: why ``subject`` (an id, its last 8+ characters, or words of its text) was
+        or was not in the view of this trace."""
+        return {"trace_id": trace_id, "subject": subject,
+                "answer": scope_of(p, user, x_agent).why(trace_id, subject)}
+
+    @app.get("/v1/users/{user}/consolidation-runs", tags=["facts"])
+    def consolidation_runs(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
+                           limit: Annotated[int, Query(ge=1, le=200)] = 20) -> list[dict]:
+        """Consolidation runs of the scope, newest first, with what each did."""
+        return scope_of(p, user, x_agent).consolidation_runs(limit)
 
     @app.get("/v1/users/{user}/review", tags=["facts"])
     def review(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> dict:

@@ -38,7 +38,8 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 <section class="wide"><h2>Search</h2><form id="searchForm" class="row"><input id="q" placeholder="Search memory (press / to focus)" aria-label="search query"><button class="primary">Search</button></form><div id="hits"></div></section>
 <section class="wide"><h2>Facts</h2><div id="facts" class="muted">Enter a key and a user, then Load.</div></section>
 <section><h2>Candidates and review</h2><div id="review" class="muted">—</div></section>
-<section><h2>Context traces</h2><div id="traces" class="muted">—</div><div id="trace"></div></section>
+<section><h2>Context traces</h2><form id="threadForm" class="row"><input id="thread" placeholder="thread id (all threads when empty)" aria-label="thread id"><button>Filter</button></form><div id="traces" class="muted">—</div><div id="trace"></div></section>
+<section><h2>Consolidation runs</h2><div id="runs" class="muted">—</div></section>
 </main>
 <script>
 const $=s=>document.querySelector(s);const esc=t=>String(t??"").replace(/[&<>"']/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"}[c]));
@@ -50,7 +51,7 @@ async function api(path,opts={}){const key=$("#key").value.trim();sessionStorage
  if(!r.ok){status(`${r.status}: ${body.detail||body.title||body}`);throw new Error(body.detail||r.status)}return body}
 const u=()=>encodeURIComponent($("#user").value.trim());
 async function loadUsers(){try{const users=await api("/v1/users");$("#users").innerHTML=users.map(x=>`<option value="${esc(x)}">`).join("")}catch(e){}}
-async function loadAll(){if(!u()){status("choose a user");return}status("loading…");await Promise.all([loadFacts(),loadReview(),loadTraces()]);status("loaded "+decodeURIComponent(u()))}
+async function loadAll(){if(!u()){status("choose a user");return}status("loading…");await Promise.all([loadFacts(),loadReview(),loadTraces(),loadRuns()]);status("loaded "+decodeURIComponent(u()))}
 async function loadFacts(){const page=await api(`/v1/users/${u()}/facts?limit=200&history=true&candidates=true`);
  $("#facts").innerHTML=page.items.length?`<table><thead><tr><th>content</th><th>status</th><th>conf.</th><th>provenance</th><th>v</th><th></th></tr></thead><tbody>${page.items.map(f=>`<tr>
  <td>${esc(f.content)}${f.key?`<div class="quote mono">key ${esc(f.key)}</div>`:""}</td><td><span class="pill ${f.status}">${f.status}</span></td><td>${f.confidence.toFixed(2)}</td>
@@ -63,10 +64,11 @@ async function loadReview(){const r=await api(`/v1/users/${u()}/review`);const c
  const k=r.conflicts.map(i=>`<tr><td>${esc(i.reason)}<div class="quote mono">${i.fact_ids.map(esc).join(", ")}</div></td><td></td></tr>`).join("");
  const s=r.stale.map(x=>`<tr><td>${esc(x.fact.content)}<div class="quote">${esc(x.reason)}</div></td><td></td></tr>`).join("");
  $("#review").innerHTML=(c||k||s)?`<table><tbody>${c}${k}${s}</tbody></table>`:'<span class="muted">Nothing to review.</span>'}
-async function loadTraces(){const ts=await api(`/v1/users/${u()}/traces`);$("#traces").innerHTML=ts.length?`<table><tbody>${ts.map(t=>`<tr><td>${esc(t.query)}<div class="quote">${esc(t.created_at)} · ${t.total_tokens}/${t.available} tokens</div></td><td><button data-trace="${esc(t.id)}">Open</button></td></tr>`).join("")}</tbody></table>`:'<span class="muted">No traces.</span>'}
+async function loadRuns(){const rs=await api(`/v1/users/${u()}/consolidation-runs`);$("#runs").innerHTML=rs.length?`<table><tbody>${rs.map(r=>`<tr><td>${esc(r.started_at)}<div class="quote">gate: ${esc(r.trigger)} · ${Object.entries(r.plan.counts||{}).map(([k,v])=>`${esc(k)} ${v}`).join(" · ")||"nothing to do"}</div></td></tr>`).join("")}</tbody></table>`:'<span class="muted">No consolidation runs yet.</span>'}
+async function loadTraces(){const th=$("#thread").value.trim();const ts=await api(`/v1/users/${u()}/traces${th?`?thread_id=${encodeURIComponent(th)}`:""}`);$("#traces").innerHTML=ts.length?`<table><tbody>${ts.map(t=>`<tr><td>${esc(t.query)}<div class="quote">${esc(t.created_at)} · ${t.total_tokens}/${t.available} tokens${t.thread_id?` · thread ${esc(t.thread_id)} · call ${esc(t.call_index)}`:""}</div></td><td><button data-trace="${esc(t.id)}">Open</button></td></tr>`).join("")}</tbody></table>`:'<span class="muted">No traces.</span>'}
 async function openTrace(id){const t=await api(`/v1/users/${u()}/traces/${id}`);const max=Math.max(t.available,1);
  const bars=Object.entries(t.sections).map(([n,v])=>`<div class="bar"><span class="name">${esc(n)}</span><span class="track"><span class="fill" style="width:${Math.min(100,100*v/max)}%"></span></span><span class="n">${v}</span></div>`).join("");
- const rows=t.entries.map(e=>`<tr><td>${esc(e.section)}</td><td class="mono">${esc(e.id)}</td><td>${e.tokens}</td><td>${e.selected?"✔ selected":"✘ dropped"}</td><td>${esc(e.reason)}${e.detail?`<div class="quote">${esc(e.detail)}</div>`:""}</td></tr>`).join("");
+ const rows=t.entries.map(e=>`<tr><td>${esc(e.section)}</td><td class="mono">${esc(e.id)}</td><td>${e.tokens}</td><td>${e.selected?"✔ selected":"✘ dropped"}</td><td>${esc(e.reason)}${e.excerpt?`<div class="quote">“${esc(e.excerpt)}”</div>`:""}${e.detail?`<div class="quote">${esc(e.detail)}</div>`:""}</td></tr>`).join("");
  $("#trace").innerHTML=`<h2 id="traceTitle" tabindex="-1">Trace ${esc(t.id)}</h2><div class="expl">budget ${t.budget} − reserve ${t.reserve} = ${t.available}; used ${t.total_tokens}</div>${bars}<table><thead><tr><th>section</th><th>id</th><th>tokens</th><th></th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>`;$("#traceTitle").focus()}
 async function search(ev){ev.preventDefault();const hits=await api(`/v1/users/${u()}/search`,{method:"POST",body:JSON.stringify({query:$("#q").value,k:10})});
  $("#hits").innerHTML=hits.length?`<table><tbody>${hits.map(h=>`<tr><td>${esc(h.fact.content)}<div class="expl">${Object.entries(h.explanation).filter(([k])=>/rank|bm25|cosine|final|contribution/.test(k)).map(([k,v])=>`${esc(k)} ${typeof v==="number"?v.toFixed(3):esc(v)}`).join(" · ")}</div></td><td>${h.score.toFixed(3)}</td></tr>`).join("")}</tbody></table>`:'<span class="muted">No results.</span>'}
@@ -76,6 +78,7 @@ document.addEventListener("click",async ev=>{const b=ev.target.closest("button")
  if(b.dataset.reject){await api(`/v1/users/${u()}/facts/${b.dataset.reject}`,{method:"DELETE"});await loadAll();status("rejected and forgotten")}
  if(b.dataset.trace)await openTrace(b.dataset.trace)}catch(e){}});
 $("#load").addEventListener("click",()=>{loadUsers();loadAll().catch(()=>{})});$("#searchForm").addEventListener("submit",e=>search(e).catch(()=>{}));
+$("#threadForm").addEventListener("submit",e=>{e.preventDefault();loadTraces().catch(()=>{})});
 document.addEventListener("keydown",e=>{if(e.key==="/"&&document.activeElement.tagName!=="INPUT"){e.preventDefault();$("#q").focus()}if(e.key==="Escape"){$("#trace").innerHTML=""}});
 $("#user").addEventListener("keydown",e=>{if(e.key==="Enter")$("#load").click()});
 </script></body></html>

@@ -194,6 +194,10 @@ class Store(ABC):
     def record_consolidation(self, identity: Identity, run_id: str, at: datetime, trigger: str, plan_json: str) -> None: ...
 
     @abstractmethod
+    def consolidation_runs(self, identity: Identity, *, limit: int = 20) -> list[dict]:
+        """The scope's consolidation runs, newest first: id, started_at, trigger, plan."""
+
+    @abstractmethod
     def add_review_item(self, identity: Identity, item_id: str, kind: str, fact_ids: Sequence[str], reason: str,
                         at: datetime) -> None: ...
 
@@ -267,12 +271,14 @@ class Store(ABC):
 
     # -- runtime context: evidence, preferences, task state, traces -----------
     @abstractmethod
-    def put_evidence(self, evidence: Evidence) -> None:
-        """Store a raw tool result or document whole; an existing id is kept as is."""
+    def put_evidence(self, evidence: Evidence) -> int:
+        """Store a raw tool result or document whole under its owner's (tenant, user):
+        a new id is version 1, other text (or source) under a known id the next version,
+        the same text again changes nothing. Returns the version that holds the text."""
 
     @abstractmethod
-    def get_evidence(self, identity: Identity, evidence_id: str) -> Evidence | None:
-        """The evidence if (tenant, user) owns it, else ``None``."""
+    def get_evidence(self, identity: Identity, evidence_id: str, version: int | None = None) -> Evidence | None:
+        """The newest version (or ``version``) if (tenant, user) owns the id, else ``None``."""
 
     @abstractmethod
     def get_preferences(self, identity: Identity) -> list[Preference]:

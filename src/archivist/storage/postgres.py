@@ -63,6 +63,7 @@ from .rows import (
     index_text,
     iso,
     redaction_needles,
+    consolidation_run_from_row,
     review_item_from_row,
     summary_from_row,
     visible,
@@ -270,6 +271,13 @@ MIGRATIONS: list[str] = [
     DROP INDEX facts_one_live_key;
     CREATE UNIQUE INDEX facts_one_live_key ON facts (tenant, user_id, agent, coalesce(project, ''), key)
         WHERE key IS NOT NULL AND status = 'committed';
+    """,
+    # 3: evidence ids belong to their (tenant, user) and keep versions; observed_at may be unknown
+    """
+    ALTER TABLE evidence DROP CONSTRAINT evidence_pkey;
+    ALTER TABLE evidence ADD COLUMN version integer NOT NULL DEFAULT 1;
+    ALTER TABLE evidence ALTER COLUMN observed_at DROP NOT NULL;
+    ALTER TABLE evidence ADD PRIMARY KEY (tenant, user_id, id, version);
     """,
 ]
 
@@ -805,10 +813,10 @@ class PostgresStore(Store):
         return [r[0] for r in rows]
 
     def list_evidence(self, identity):
-        rows = self._read(identity, "SELECT id, source, content, observed_at, created_at FROM evidence WHERE tenant = %s "
-                                    "AND user_id = %s AND agent = %s ORDER BY created_at, id",
+        rows = self._read(identity, "SELECT id, source, content, observed_at, created_at, version FROM evidence "
+                                    "WHERE tenant = %s AND user_id = %s AND agent = %s ORDER BY created_at, id, version",
                           (identity.tenant, identity.user, identity.agent))
-        return [Evidence(i, identity, src, c, as_time(o), as_time(cr)) for i, src, c, o, cr in rows]
+        return [Evidence(i, identity, src, c, as_time(o), as_time(cr), v) for i, src, c, o, cr, v in rows]
 
     def tombstones(self, identity):
         rows = self._read(identity, "SELECT content_hash, created_at FROM tombstones WHERE tenant = %s AND user_id = %s "
@@ -931,6 +939,12 @@ class PostgresStore(Store):
         with self.transaction():
             self._write(identity, "INSERT INTO consolidation_runs VALUES (%s, %s, %s, %s, %s, %s, %s)",
                         (run_id, identity.tenant, identity.user, identity.agent, _ts(at), trigger, plan_json))
+
+    def consolidation_runs(self, identity, *, limit=20):
+        rows = self._read(identity, "SELECT id, started_at, trigger, plan FROM consolidation_runs WHERE tenant = %s "
+                                    "AND user_id = %s AND agent = %s ORDER BY started_at DESC LIMIT %s",
+                          (identity.tenant, identity.user, identity.agent, int(limit)))
+        return [consolidation_run_from_row(r) for r in rows]
 
     def add_review_item(self, identity, item_id, kind, fact_ids, reason, at):
         with self.transaction():
@@ -1182,20 +1196,30 @@ class PostgresStore(Store):
     # -- evidence, preferences, tasks, traces ---------------------------------------
     def put_evidence(self, evidence):
         i = evidence.identity
-        with self.transaction():
-            self._write(i, "INSERT INTO evidence VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                        (evidence.id, i.tenant, i.user, i.agent, evidence.source, evidence.content,
+        with self.transaction():  # the user's lock is held: versions cannot race
+            latest = self._write(i, "SELECT version, content, source FROM evidence WHERE tenant = %s AND user_id = %s "
+                                    "AND id = %s ORDER BY version DESC LIMIT 1",
+                                 (i.tenant, i.user, evidence.id)).fetchone()
+            if latest is not None and (latest[1], latest[2]) == (evidence.content, evidence.source):
+                return latest[0]  # the same text again: no new version
+            version = latest[0] + 1 if latest else 1
+            self._write(i, "INSERT INTO evidence (tenant, user_id, id, version, agent, source, content, observed_at, "
+                           "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        (i.tenant, i.user, evidence.id, version, i.agent, evidence.source, evidence.content,
                          _ts(evidence.observed_at), _ts(evidence.created_at)))
+            return version
 
-    def get_evidence(self, identity, evidence_id):
-        rows = self._read(identity, "SELECT id, agent, source, content, observed_at, created_at FROM evidence "
-                                    "WHERE id = %s AND tenant = %s AND user_id = %s",
-                          (evidence_id, identity.tenant, identity.user))
+    def get_evidence(self, identity, evidence_id, version=None):
+        rows = self._read(identity, "SELECT id, agent, source, content, observed_at, created_at, version FROM evidence "
+                                    "WHERE id = %s AND tenant = %s AND user_id = %s"
+                                    + (" AND version = %s" if version is not None else "")
+                                    + " ORDER BY version DESC LIMIT 1",
+                          (evidence_id, identity.tenant, identity.user, *([version] if version is not None else [])))
         if not rows:
             return None
-        eid, agent, source, content, observed, created = rows[0]
+        eid, agent, source, content, observed, created, ver = rows[0]
         return Evidence(eid, Identity(identity.tenant, identity.user, agent), source, content,
-                        as_time(observed), as_time(created))
+                        as_time(observed), as_time(created), ver)
 
     def get_preferences(self, identity):
         rows = self._read(identity, "SELECT key, value, trusted, source, version, updated_at, expires_at FROM preferences "

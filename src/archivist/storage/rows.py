@@ -126,6 +126,13 @@ def iso(value: str | datetime | None) -> str | None:
     return t.isoformat(timespec="microseconds") if t else None
 
 
+def consolidation_run_from_row(row: Any) -> dict[str, Any]:
+    import json
+
+    run_id, started, trigger, plan = row
+    return {"id": run_id, "started_at": iso(started), "trigger": trigger, "plan": json.loads(plan)}
+
+
 def review_item_from_row(row: Any) -> dict[str, Any]:
     import json
 

@@ -56,6 +56,7 @@ from .rows import (
     index_text,
     visible,
     redaction_needles,
+    consolidation_run_from_row,
     review_item_from_row,
     summary_from_row,
 )
@@ -329,6 +330,26 @@ MIGRATIONS: list[str] = [
     DROP INDEX facts_one_live_key;
     CREATE UNIQUE INDEX facts_one_live_key ON facts(tenant, user_id, agent, IFNULL(project, ''), key)
         WHERE key IS NOT NULL AND status = 'committed';
+    """,
+    # 11: evidence ids belong to their (tenant, user) and keep versions; observed_at may be unknown
+    """
+    CREATE TABLE evidence_versions (
+        tenant      TEXT NOT NULL,
+        user_id     TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        version     INTEGER NOT NULL,
+        agent       TEXT NOT NULL,
+        source      TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        observed_at TEXT,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (tenant, user_id, id, version)
+    );
+    INSERT INTO evidence_versions SELECT tenant, user_id, id, 1, agent, source, content, observed_at, created_at
+        FROM evidence;
+    DROP TABLE evidence;
+    ALTER TABLE evidence_versions RENAME TO evidence;
+    CREATE INDEX evidence_by_owner ON evidence(tenant, user_id, created_at);
     """,
 ]
 
@@ -793,11 +814,12 @@ class SQLiteStore(Store):
 
     def list_evidence(self, identity: Identity) -> list[Evidence]:
         rows = self._read(
-            "SELECT id, source, content, observed_at, created_at FROM evidence WHERE tenant = ? AND user_id = ? "
-            "AND agent = ? ORDER BY created_at, id",
+            "SELECT id, source, content, observed_at, created_at, version FROM evidence WHERE tenant = ? AND user_id = ? "
+            "AND agent = ? ORDER BY created_at, id, version",
             (identity.tenant, identity.user, identity.agent),
         )
-        return [Evidence(i, identity, src, c, parse_time(o), parse_time(cr)) for i, src, c, o, cr in rows]
+        return [Evidence(i, identity, src, c, parse_time(o) if o else None, parse_time(cr), v)
+                for i, src, c, o, cr, v in rows]
 
     def tombstones(self, identity: Identity) -> list[tuple[str, datetime]]:
         rows = self._read("SELECT content_hash, created_at FROM tombstones WHERE tenant = ? AND user_id = ? "
@@ -906,6 +928,12 @@ class SQLiteStore(Store):
         with self.transaction():
             self._write("INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (run_id, identity.tenant, identity.user, identity.agent, _ts(at), trigger, plan_json))
+
+    def consolidation_runs(self, identity, *, limit=20):
+        rows = self._read("SELECT id, started_at, trigger, plan FROM consolidation_runs WHERE tenant = ? AND user_id = ? "
+                          "AND agent = ? ORDER BY started_at DESC LIMIT ?",
+                          (identity.tenant, identity.user, identity.agent, int(limit)))
+        return [consolidation_run_from_row(r) for r in rows]
 
     def add_review_item(self, identity, item_id, kind, fact_ids, reason, at):
         with self.transaction():
@@ -1225,26 +1253,35 @@ class SQLiteStore(Store):
             fetch *= 4
 
     # -- evidence ---------------------------------------------------------
-    def put_evidence(self, evidence: Evidence) -> None:
+    def put_evidence(self, evidence: Evidence) -> int:
         with self.transaction():
             i = evidence.identity
+            latest = self._write(
+                "SELECT version, content, source FROM evidence WHERE tenant = ? AND user_id = ? AND id = ? "
+                "ORDER BY version DESC LIMIT 1", (i.tenant, i.user, evidence.id)).fetchone()
+            if latest is not None and (latest[1], latest[2]) == (evidence.content, evidence.source):
+                return latest[0]  # the same text again: no new version
+            version = latest[0] + 1 if latest else 1
             self._write(
-                "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (evidence.id, i.tenant, i.user, i.agent, evidence.source, evidence.content,
+                "INSERT INTO evidence (tenant, user_id, id, version, agent, source, content, observed_at, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (i.tenant, i.user, evidence.id, version, i.agent, evidence.source, evidence.content,
                  _ts(evidence.observed_at), _ts(evidence.created_at)),
             )
+            return version
 
-    def get_evidence(self, identity: Identity, evidence_id: str) -> Evidence | None:
+    def get_evidence(self, identity: Identity, evidence_id: str, version: int | None = None) -> Evidence | None:
         rows = self._read(
-            "SELECT id, agent, source, content, observed_at, created_at FROM evidence "
-            "WHERE id = ? AND tenant = ? AND user_id = ?",
-            (evidence_id, identity.tenant, identity.user),
+            "SELECT id, agent, source, content, observed_at, created_at, version FROM evidence "
+            "WHERE id = ? AND tenant = ? AND user_id = ?" + (" AND version = ?" if version is not None else "")
+            + " ORDER BY version DESC LIMIT 1",
+            (evidence_id, identity.tenant, identity.user, *([version] if version is not None else [])),
         )
         if not rows:
             return None
-        eid, agent, source, content, observed, created = rows[0]
+        eid, agent, source, content, observed, created, ver = rows[0]
         return Evidence(eid, Identity(identity.tenant, identity.user, agent), source, content,
-                        parse_time(observed), parse_time(created))
+                        parse_time(observed) if observed else None, parse_time(created), ver)
 
     # -- preferences --------------------------------------------------------
     def get_preferences(self, identity: Identity) -> list[Preference]:

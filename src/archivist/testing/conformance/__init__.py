@@ -19,6 +19,8 @@ concurrency specs open several at once).
 from .backends import Backend, postgres_backend, sqlite_backend
 from .spec_concurrency import *  # noqa: F401,F403
 from .spec_concurrency import __all__ as _concurrency
+from .spec_evidence import *  # noqa: F401,F403
+from .spec_evidence import __all__ as _evidence
 from .spec_expiry import *  # noqa: F401,F403
 from .spec_expiry import __all__ as _expiry
 from .spec_facts import *  # noqa: F401,F403
@@ -34,5 +36,5 @@ from .spec_transactions import __all__ as _transactions
 from .spec_vector import *  # noqa: F401,F403
 from .spec_vector import __all__ as _vector
 
-SPECS = [*_facts, *_isolation, *_keyword, *_vector, *_expiry, *_forgetting, *_transactions, *_concurrency]
+SPECS = [*_facts, *_isolation, *_keyword, *_vector, *_expiry, *_evidence, *_forgetting, *_transactions, *_concurrency]
 __all__ = ["Backend", "postgres_backend", "sqlite_backend", "SPECS", *SPECS]
