@@ -292,3 +292,71 @@ def test_a_store_failure_costs_memory_not_the_call(mem):
     (trace,) = mem.scope(user="alice").traces(thread_id="t1")
     assert any("disk on fire" in f["error"] for f in trace["failures"])
     mw.close()
+
+
+def test_facts_in_an_open_conflict_are_marked_in_the_view_and_the_trace(mem):
+    scope = mem.scope(user="alice")
+    a = scope.remember("The deploy timeout of the payment service is 3 秒.")
+    b = scope.remember("The deploy timeout of the payment service is 5 秒.")
+    mem.store.add_review_item(scope.identity, "rv-1", "conflict", (a.id, b.id), "conflicting statements without a "
+                              "clear winner", mem.clock.now())
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("Which one is right?"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("What is the deploy timeout of the payment service?")]}, context=ctx())
+    system = m.seen[0][0].content
+    assert system.count("[disputed: conflicts with another remembered fact") == 2
+    (trace,) = scope.traces(thread_id="t1")
+    marked = [e for e in trace["entries"] if e["id"] in (a.id, b.id)]
+    assert len(marked) == 2 and all(e["selected"] and "open conflict" in e["detail"] for e in marked)
+    mw.close()
+
+
+def test_an_unconfirmed_candidate_is_filtered_with_its_reason(mem):
+    scope = mem.scope(user="alice")
+    guess = scope.remember("The user probably owns a sailing boat.", kind="inference")
+    assert guess.status.value == "candidate"
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("Ok."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("Any tips for my sailing boat?")]}, context=ctx())
+    assert "sailing boat" not in m.seen[0][0].content.split("</memory>")[0].split("<memory>")[-1]
+    (trace,) = scope.traces(thread_id="t1")
+    entry = next(e for e in trace["entries"] if e["id"] == guess.id)
+    assert entry["reason"] == "unconfirmed" and not entry["selected"]
+    assert scope.why(trace["id"], "sailing boat").startswith("filtered because it is an unconfirmed candidate")
+    mw.close()
+
+
+def test_history_trimmed_away_goes_to_extraction_first(mem):
+    mw = MemoryMiddleware(mem, budget=600)
+    m = model(AIMessage("Done."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    old = [HumanMessage("Help me plan my week.", id="g0"), AIMessage("Sure.", id="g1"),  # the goal: kept
+           HumanMessage("I work at Initech as a QA engineer.", id="h0"), AIMessage("Noted.", id="h1")]
+    for i in range(40):
+        old += [HumanMessage(f"Filler question {i} about nothing in particular at all, really.", id=f"q{i}"),
+                AIMessage(f"Filler answer {i} that says nothing in particular either, at length.", id=f"a{i}")]
+    agent.invoke({"messages": [*old, HumanMessage("Summarise where we are.", id="last")]}, context=ctx())
+    (trace,) = mem.scope(user="alice").traces(thread_id="t1")
+    assert any(e["section"] == "history" and e["reason"] == "budget" for e in trace["entries"])
+    assert mw.queue.run_pending()
+    assert any("Initech" in f.content for f in mem.scope(user="alice").facts())
+    mw.close()
+
+
+def test_an_idle_thread_gets_its_session_summary_from_the_queue(mem):
+    import time
+
+    mw = MemoryMiddleware(mem, summarize_idle_after=0.2)
+    m = model(AIMessage("I will draft the migration plan next."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("We need to migrate the billing database to PostgreSQL.")]},
+                 context=ctx(thread="idle-1"))
+    scope = mem.scope(user="alice")
+    deadline = time.monotonic() + 10
+    while not scope.summaries() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (summary,) = scope.summaries()
+    assert summary.thread_id == "idle-1" and mw.queue.stats.idle_jobs == 1
+    mw.close()

@@ -376,7 +376,9 @@ class _ContextMixin:
             view.trace.failures.append({"source": "evidence_store", "error": f"{type(exc).__name__}: {exc}"})
 
     def assembler(self, **options: Any) -> Assembler:
-        return Assembler(counter=self.memory.token_counter, clock=self.memory.clock.now, **options)
+        options.setdefault("concurrent", self.memory.store.concurrent_reads)
+        options.setdefault("counter", self.memory.token_counter)
+        return Assembler(clock=self.memory.clock.now, **options)
 
     def trace(self, trace_id: str) -> dict[str, Any]:
         found = self.memory.store.get_trace(self.identity, trace_id)

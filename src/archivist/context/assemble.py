@@ -376,7 +376,11 @@ class Assembler:
         min_confidence: float = 0.5,
         flush: Callable[[list[HistoryMessage]], None] | None = None,
         concurrent: bool = True,
+        count_cache: dict[str, int] | None = None,
     ) -> None:
+        """``count_cache``: token counts to share between assemblers using the same
+        counter (an agent middleware builds one assembler per call, and its messages
+        recur call after call)."""
         unknown = [s for s in priority if s not in SECTIONS]
         if unknown:
             raise UnknownSection(f"unknown section(s) {unknown}; sections are {', '.join(SECTIONS)}")
@@ -390,7 +394,7 @@ class Assembler:
         self.min_confidence = min_confidence
         self.flush = flush
         self.concurrent = concurrent
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str, int] = {} if count_cache is None else count_cache
 
     # counting with a small cache: the same facts and rules recur turn after turn
     def count(self, text: str) -> int:

@@ -58,6 +58,8 @@ class HistoryMessage:
 
 
 def to_history_message(raw: Any, index: int) -> HistoryMessage:
+    if isinstance(raw, HistoryMessage):  # converted already (the agent middleware does it once per call)
+        return raw
     role_raw = _get(raw, "role") or _get(raw, "type") or ""
     role = _ROLE_ALIASES.get(str(role_raw).lower(), "user")
     content = _text_of(_get(raw, "content")) or ""

@@ -10,6 +10,7 @@ owner only.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..clock import ensure_utc, parse_time
@@ -114,8 +115,7 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         """Preferences the application set, then standing preferences the user stated
         (facts of the preference category): both apply to any request."""
         items = [preference_item(p, identity) for p in store.get_preferences(identity)]
-        stated = [f for f in store.list_facts(identity, live_at=now, limit=NOT_LIVE_SCAN)
-                  if f.category is Category.PREFERENCE][:PREFERENCE_FACTS]
+        stated = store.list_facts(identity, live_at=now, category=Category.PREFERENCE, limit=PREFERENCE_FACTS)
         for rank, fact in enumerate(stated):
             items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",
                               score=0.5 - rank / 1000, owner=fact.identity, expires_at=fact.valid_until,
@@ -197,7 +197,8 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 
 PREFERENCE_FACTS = 20  # stated preferences offered to every call, newest first
 BEYOND_K = 5  # hits fetched past memory_k, so the trace can say "ranked, but beyond k"
-NOT_LIVE_SCAN = 200  # newest facts looked at for stated preferences, and for expired or unconfirmed ones
+NOT_LIVE_LIMIT = 20  # expired or unconfirmed facts the trace reports per call
+_LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
@@ -210,19 +211,19 @@ def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
     return out
 
 
-def not_live_matches(store: Any, identity: Identity, query: str, now: Any, skip: set[str]) -> list[Any]:
-    """Expired or unconfirmed facts that share a search term with the query."""
-    terms = set(query_terms(query))
+def not_live_matches(store: Any, identity: Identity, query: str, now: datetime, skip: set[str]) -> list[Any]:
+    """Facts the search would have found were they live: committed facts past their
+    validity that match the query (a keyword search as of long ago), and unconfirmed
+    candidates or lifecycle-expired facts sharing a search term with it."""
+    terms = query_terms(query)
     if not terms:
         return []
-    facts = store.list_facts(identity, statuses=(Status.COMMITTED, Status.CANDIDATE, Status.EXPIRED),
-                             limit=NOT_LIVE_SCAN)
-    out = []
-    for fact in facts:
-        if fact.id in skip:
-            continue
-        live = fact.status is Status.COMMITTED and (fact.valid_until is None or fact.valid_until > now)
-        if not live and terms & set(query_terms(fact.content)):
+    out = [m.fact for m in store.keyword_search(identity, terms, limit=NOT_LIVE_LIMIT, live_at=_LONG_AGO)
+           if m.fact.id not in skip and m.fact.valid_until is not None and m.fact.valid_until <= now]
+    wanted = set(terms)
+    for fact in store.list_facts(identity, statuses=(Status.CANDIDATE, Status.EXPIRED), limit=NOT_LIVE_LIMIT):
+        if fact.id not in skip and (fact.status is Status.EXPIRED or fact.valid_until is None
+                                    or fact.valid_until > now) and wanted & set(query_terms(fact.content)):
             out.append(fact)
     return out
 

@@ -97,18 +97,16 @@ def _schema(tool: Any) -> dict[str, Any]:
         return {"name": getattr(tool, "name", "?"), "description": getattr(tool, "description", "")}
 
 
-def _originals(originals: list[Any], kept: list[Any], offset: int) -> list[Any]:
+def _originals(originals: list[Any], converted: list[Any], kept: list[Any]) -> list[Any]:
     """The agent's own message objects for what the view kept (ids, metadata, tool call
     names intact); a message the view changed (a cleared tool result) is a copy with
     the new content."""
-    by_id = {to_history_message(m, offset + i).id: m for i, m in enumerate(originals)}
+    by_id = {c.id: (m, c.content) for m, c in zip(originals, converted)}
     out = []
     for m in kept:
-        original = by_id.get(m.id)
-        if original is None:
-            continue
-        same = to_history_message(original, 0).content == m.content
-        out.append(original if same else original.model_copy(update={"content": m.content}))
+        original, content = by_id.get(m.id, (None, None))
+        if original is not None:
+            out.append(original if content == m.content else original.model_copy(update={"content": m.content}))
     return out
 
 
@@ -147,6 +145,7 @@ def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, b
 
 
 DEFAULT_CALL_BUDGET = 16_000  # tokens per model call when neither the caller nor the model's profile says
+CONVERSION_CACHE = 20_000  # messages whose history form is remembered between model calls
 HUMAN_TOOLS = frozenset({"ask_user", "ask_human", "clarify", "request_clarification"})
 _TOOL_MODE_NOTE = ("You can recall what you know about this user with the memory_search tool "
                    "(short keyword queries).")
@@ -186,6 +185,8 @@ class MemoryMiddleware(AgentMiddleware):
                                           consolidate=consolidate)
         self.tools = [memory_search_tool(memory, agent=agent, top_k=top_k)] if mode == "tool" else []
         self.last_trace_id: str | None = None
+        self._conversions: dict[tuple, Any] = {}
+        self._counts: dict[int, dict[str, int]] = {}  # token counts per counter, kept across calls
 
     # -- before the agent: what the user really said this turn --------------------
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -246,19 +247,39 @@ class MemoryMiddleware(AgentMiddleware):
             if rows:
                 self._submit(tenant, user, thread, rows)
 
-        assembler = Assembler(counter=self._counter(request.model), clock=self.memory.clock.now, flush=flush,
-                              **self.assembler_options)
+        counter = self._counter(request.model)
+        assembler = scope.assembler(counter=counter, flush=flush, count_cache=self._counts.setdefault(id(counter), {}),
+                                    **self.assembler_options)
+        past = [self._converted(m, i) for i, m in enumerate(history)]
+        now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
         view = scope.context(
-            _text(messages[at]), system=system, tools=[_schema(t) for t in request.tools], history=history,
-            steps=steps, budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k,
+            _text(messages[at]), system=system, tools=[_schema(t) for t in request.tools], history=past,
+            steps=now, budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k,
             sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
             call=call, assembler=assembler, persist_evidence=False,
         )
         self.last_trace_id = view.trace.id
-        rebuilt = [*_originals(history, view.history, 0), messages[at],
-                   *_originals(steps, view.steps, len(history))]
+        rebuilt = [*_originals(history, past, view.history), messages[at], *_originals(steps, now, view.steps)]
         system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
         return request.override(system_message=system_message, messages=rebuilt), view
+
+    def _converted(self, message: Any, index: int) -> Any:
+        """The history form of a message, remembered across calls: an agent's calls see
+        the same messages again and again (keyed by id, type, text and tool call ids)."""
+        content = message.content
+        if getattr(message, "id", None) is None or not isinstance(content, str):
+            return to_history_message(message, index)
+        calls = tuple(c.get("id") for c in getattr(message, "tool_calls", None) or ())
+        key = (message.id, message.type, content, calls, getattr(message, "tool_call_id", None))
+        found = self._conversions.get(key)
+        if found is None:
+            found = self._conversions[key] = to_history_message(message, index)
+            if len(self._conversions) > CONVERSION_CACHE:
+                try:  # the oldest goes; calls on other threads may be trimming it too
+                    self._conversions.pop(next(iter(self._conversions)))
+                except (KeyError, RuntimeError, StopIteration):
+                    pass
+        return found
 
     def _assembled(self, request: ModelRequest) -> ModelRequest:
         try:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from datetime import datetime
 
-from ..model import AuditEntry, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState
+from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -43,6 +43,10 @@ class KeywordMatch:
 
 
 class Store(ABC):
+    # Reads wait on a server: the assembler runs its store sources concurrently. An
+    # in-process store (SQLite) holds the GIL while it reads, so there they run in turn.
+    concurrent_reads: bool = False
+
     # -- transactions ------------------------------------------------------
     @abstractmethod
     def transaction(self) -> AbstractContextManager[None]:
@@ -71,8 +75,10 @@ class Store(ABC):
         key: str | None = None,
         live_at: datetime | None = None,
         limit: int | None = None,
+        category: Category | str | None = None,
     ) -> list[Fact]:
-        """Facts of the scope, newest first; ``live_at`` drops those expired by then."""
+        """Facts of the scope, newest first; ``live_at`` drops those expired by then,
+        ``category`` keeps one category."""
 
     @abstractmethod
     def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:

@@ -49,7 +49,7 @@ import numpy as np
 from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
-from ..model import AuditEntry, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState, embed_text
+from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState, embed_text
 from .base import KeywordMatch, Progress, Store
 from .rows import (
     FACT_COLUMNS,
@@ -272,12 +272,15 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX facts_one_live_key ON facts (tenant, user_id, agent, coalesce(project, ''), key)
         WHERE key IS NOT NULL AND status = 'committed';
     """,
-    # 3: evidence ids belong to their (tenant, user) and keep versions; observed_at may be unknown
+    # 3: evidence ids belong to their (tenant, user) and keep versions (observed_at may be unknown);
+    #    facts by category
     """
     ALTER TABLE evidence DROP CONSTRAINT evidence_pkey;
     ALTER TABLE evidence ADD COLUMN version integer NOT NULL DEFAULT 1;
     ALTER TABLE evidence ALTER COLUMN observed_at DROP NOT NULL;
     ALTER TABLE evidence ADD PRIMARY KEY (tenant, user_id, id, version);
+    -- stated preferences are read on every model call
+    CREATE INDEX facts_by_category ON facts (tenant, user_id, agent, category, status, created_at);
     """,
 ]
 
@@ -319,6 +322,8 @@ class _Tx:
 
 class PostgresStore(Store):
     """A store in a PostgreSQL database (psycopg 3, pooled). Thread-safe."""
+
+    concurrent_reads = True
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, vacuum_on_forget: bool = True,
                  purge_on_forget: bool = True, connect_timeout: float = 30.0, ef_search: int = 100) -> None:
@@ -593,7 +598,7 @@ class PostgresStore(Store):
                                                                   *vp))
         return fact_from_row(rows[0]) if rows else None
 
-    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None):
+    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -603,6 +608,9 @@ class PostgresStore(Store):
         if key is not None:
             sql.append("AND key = %s")
             params.append(key)
+        if category is not None:
+            sql.append("AND category = %s")
+            params.append(Category(category).value)
         if live_at is not None:  # history rows closed their validity when retired: keep them
             sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > %s)")
             params.append(_ts(live_at))

@@ -34,6 +34,7 @@ from ..index.text import match_expression, segment_for_index
 from ..index.vectors import VectorIndex, open_index
 from ..model import (
     AuditEntry,
+    Category,
     Evidence,
     Fact,
     Identity,
@@ -331,7 +332,8 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX facts_one_live_key ON facts(tenant, user_id, agent, IFNULL(project, ''), key)
         WHERE key IS NOT NULL AND status = 'committed';
     """,
-    # 11: evidence ids belong to their (tenant, user) and keep versions; observed_at may be unknown
+    # 11: evidence ids belong to their (tenant, user) and keep versions (observed_at may be unknown);
+    #     facts by category
     """
     CREATE TABLE evidence_versions (
         tenant      TEXT NOT NULL,
@@ -350,6 +352,8 @@ MIGRATIONS: list[str] = [
     DROP TABLE evidence;
     ALTER TABLE evidence_versions RENAME TO evidence;
     CREATE INDEX evidence_by_owner ON evidence(tenant, user_id, created_at);
+    -- stated preferences are read on every model call
+    CREATE INDEX facts_by_category ON facts(tenant, user_id, agent, category, status, created_at);
     """,
 ]
 
@@ -606,7 +610,7 @@ class SQLiteStore(Store):
         )
         return _fact_from_row(rows[0]) if rows else None
 
-    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None):
+    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -616,6 +620,9 @@ class SQLiteStore(Store):
         if key is not None:
             sql.append("AND key = ?")
             params.append(key)
+        if category is not None:
+            sql.append("AND category = ?")
+            params.append(Category(category).value)
         if live_at is not None:  # history rows closed their validity when retired: keep them
             sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > ?)")
             params.append(_ts(live_at))
