@@ -33,6 +33,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/search_latency.py
 	$(BIN)/python bench/keyword_planner_quality.py
 	$(BIN)/python bench/assembly_latency.py
+	$(BIN)/python bench/middleware_overhead.py
 	$(BIN)/python bench/hybrid_latency.py
 	$(BIN)/python bench/forget_latency.py
 	$(BIN)/python bench/api_load.py

@@ -6,6 +6,8 @@ ARCHIVIST_LLM_MODEL (and ARCHIVIST_LLM_API_KEY) set, a real OpenAI-compatible mo
 (DeepSeek, Qwen, vLLM, Ollama, ...) answers and extracts (needs langchain-openai).
 
     python examples/langchain_agent.py [--db memory.db] [--mode auto|tool]
+
+It ends by printing the trace of its last model call: every candidate, in or out, and why.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ class ScriptedModel(GenericFakeChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         self.shown.append(messages)
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def print_last_trace(scope, thread: str) -> None:
+    """What the last model call of a thread was shown and why: its stored trace."""
+    trace = scope.traces(limit=1, thread_id=thread)[0]
+    print(f"trace of the last model call (thread {trace['thread_id']}, call {trace['call_index']}, "
+          f"id {trace['id']}): {trace['total_tokens']} of {trace['available']} tokens")
+    for entry in trace["entries"]:
+        verdict = "in " if entry["selected"] else "out"
+        text = entry.get("excerpt") or entry.get("detail") or ""
+        print(f"  {verdict} {entry['section']:<12} {entry['reason']:<14} {entry['tokens']:>4}  {text}")
+    print(f"  (archivist trace why {trace['id'][-8:]} \"text\" --user alice --db DB explains any line)")
 
 
 def main() -> None:
@@ -74,6 +88,7 @@ def main() -> None:
         for line in models[1].shown[0][0].content.splitlines():
             print(f"    | {line}")
     print(f"  reply: {result['messages'][-1].content}")
+    print_last_trace(memory.scope(user="alice"), "thread-2")
     middleware.close()
     memory.close()
     print(f"store: {db}")

@@ -179,3 +179,5 @@ def test_the_example_runs_offline():
     out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "remembered: 用户偏好用中文解释技术问题。" in out.stdout and "| - 用户偏好用中文解释技术问题。" in out.stdout
+    assert "trace of the last model call (thread thread-2, call 0" in out.stdout
+    assert "in  preferences  selected" in out.stdout and "用户偏好用中文解释技术问题。" in out.stdout.split("trace of")[1]
