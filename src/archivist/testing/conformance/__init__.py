@@ -31,10 +31,13 @@ from .spec_isolation import *  # noqa: F401,F403
 from .spec_isolation import __all__ as _isolation
 from .spec_keyword import *  # noqa: F401,F403
 from .spec_keyword import __all__ as _keyword
+from .spec_traces import *  # noqa: F401,F403
+from .spec_traces import __all__ as _traces
 from .spec_transactions import *  # noqa: F401,F403
 from .spec_transactions import __all__ as _transactions
 from .spec_vector import *  # noqa: F401,F403
 from .spec_vector import __all__ as _vector
 
-SPECS = [*_facts, *_isolation, *_keyword, *_vector, *_expiry, *_evidence, *_forgetting, *_transactions, *_concurrency]
+SPECS = [*_facts, *_isolation, *_keyword, *_vector, *_expiry, *_evidence, *_forgetting, *_traces, *_transactions,
+         *_concurrency]
 __all__ = ["Backend", "postgres_backend", "sqlite_backend", "SPECS", *SPECS]
