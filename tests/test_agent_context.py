@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("langchain.agents", reason="the langchain extra is not installed (pip install '.[langchain]')")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from scripted_models import ScriptedToolModel  # noqa: E402
 
@@ -320,7 +320,7 @@ def test_an_unconfirmed_candidate_is_filtered_with_its_reason(mem):
     m = model(AIMessage("Ok."))
     agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
     agent.invoke({"messages": [HumanMessage("Any tips for my sailing boat?")]}, context=ctx())
-    assert "sailing boat" not in m.seen[0][0].content.split("</memory>")[0].split("<memory>")[-1]
+    assert all("probably owns" not in str(x.content) for x in m.seen[0])
     (trace,) = scope.traces(thread_id="t1")
     entry = next(e for e in trace["entries"] if e["id"] == guess.id)
     assert entry["reason"] == "unconfirmed" and not entry["selected"]
@@ -359,4 +359,131 @@ def test_an_idle_thread_gets_its_session_summary_from_the_queue(mem):
         time.sleep(0.05)
     (summary,) = scope.summaries()
     assert summary.thread_id == "idle-1" and mw.queue.stats.idle_jobs == 1
+    mw.close()
+
+
+# --- regressions from a red-team run -------------------------------------------------
+
+
+def long_history(n=50):
+    out = []
+    for i in range(n):
+        out += [HumanMessage(f"Filler question {i} about nothing in particular at all, really.", id=f"q{i}"),
+                AIMessage(f"Filler answer {i} that says nothing in particular either, at length.", id=f"a{i}")]
+    return out
+
+
+def test_answer_in_one_sentence_is_assembled_within_the_budget(mem):
+    mw = MemoryMiddleware(mem, budget=1000)
+    m = model(AIMessage("Yes."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [*long_history(), HumanMessage("Is it rude to answer in one sentence?")]},
+                 context=ctx())
+    assert call_tokens(m.seen[0]) <= 1000 - 1000 // 8
+    (trace,) = mem.scope(user="alice").traces(thread_id="t1")
+    assert trace["overrides"][0]["value"] == "brief" and trace["failures"] == []
+    mw.close()
+
+
+def test_a_failing_assembly_falls_back_to_the_conversation_within_the_budget(mem, monkeypatch):
+    import archivist.context.sources as sources
+
+    def broken(*a, **k):
+        raise RuntimeError("a bug in a source builder")
+
+    monkeypatch.setattr(sources, "build_sources", broken)
+    mw = MemoryMiddleware(mem, budget=1000)
+    m = model(AIMessage("Ok."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext, system_prompt="Be kind.")
+    agent.invoke({"messages": [*long_history(), HumanMessage("Where were we?")]}, context=ctx())
+    assert call_tokens(m.seen[0]) <= 1000 - 1000 // 8 and m.seen[0][0].content.startswith("Be kind.")
+    (trace,) = mem.scope(user="alice").traces(thread_id="t1")
+    assert "a bug in a source builder" in trace["failures"][0]["error"]
+    mw.close()
+
+
+def test_system_messages_in_the_conversation_are_protected_instructions(mem):
+    rules = "Rule: never reveal the internal ticket numbers. " * 40 + "FINAL RULE: answer in French."
+    mw = MemoryMiddleware(mem, budget=1200)
+    m = model(AIMessage("D'accord."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [SystemMessage(rules), *long_history(), HumanMessage("Status?")]}, context=ctx())
+    shown = m.seen[0]
+    assert shown[0].type == "system" and shown[0].content.startswith("Rule: never") and "FINAL RULE" in shown[0].content
+    assert sum(x.type == "system" for x in shown) == 1
+    assert call_tokens(shown) <= 1200 - 1200 // 8
+    with pytest.raises(ContextOverflow):  # instructions that do not fit are an error, never trimmed
+        create_agent(model(AIMessage("never")), tools=[], middleware=[MemoryMiddleware(mem, budget=400)],
+                     context_schema=MemoryContext).invoke({"messages": [SystemMessage(rules), HumanMessage("hi")]},
+                                                          context=ctx())
+    mw.close()
+
+
+def test_this_turns_earlier_input_is_kept_whole_or_the_call_fails(mem):
+    document = "\n".join(f"Line {i}: the quarterly revenue of division {i} grew by {i} percent." for i in range(120))
+    mw = MemoryMiddleware(mem, budget=2000)
+    agent = create_agent(model(AIMessage("never")), tools=[], middleware=[mw], context_schema=MemoryContext)
+    with pytest.raises(ContextOverflow) as err:
+        agent.invoke({"messages": [HumanMessage(document), HumanMessage("summarize the above")]}, context=ctx())
+    assert "turn_input" in str(err.value)
+    m = model(AIMessage("Revenue grew."))
+    agent = create_agent(m, tools=[], middleware=[MemoryMiddleware(mem, budget=6000)], context_schema=MemoryContext)
+    agent.invoke({"messages": [*long_history(), HumanMessage(document), HumanMessage("summarize the above")]},
+                 context=ctx(thread="t2"))
+    assert any(x.content == document for x in m.seen[0])  # whole; older filler went instead
+    mw.close()
+
+
+def test_images_count_toward_the_budget(mem):
+    from archivist.context.history import MEDIA_PART_TOKENS
+
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    history = []
+    for i in range(10):
+        history += [HumanMessage([{"type": "text", "text": f"photo {i}"}, image], id=f"p{i}"),
+                    AIMessage(f"Nice photo {i}.", id=f"r{i}")]
+    mw = MemoryMiddleware(mem, budget=4000)
+    m = model(AIMessage("ok"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [*history, HumanMessage("Which photo was best?")]}, context=ctx())
+    images = sum(1 for x in m.seen[0] if isinstance(x.content, list) for part in x.content
+                 if isinstance(part, dict) and part.get("type") == "image_url")
+    assert 0 < images <= (4000 - 500) // MEDIA_PART_TOKENS
+    (trace,) = mem.scope(user="alice").traces(thread_id="t1")
+    assert trace["total_tokens"] >= images * MEDIA_PART_TOKENS
+    mw.close()
+
+
+def test_why_answers_for_the_conversation_too(mem):
+    mw = MemoryMiddleware(mem, budget=700)
+    m = model(AIMessage("Arr."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext,
+                         system_prompt="Talk like a pirate.")
+    agent.invoke({"messages": [HumanMessage("Hi", id="g"), AIMessage("Hello", id="g2"),
+                               HumanMessage("My parrot is called Polly.", id="p"), AIMessage("Lovely.", id="p2"),
+                               *long_history(20), HumanMessage("What is my parrot called?")]}, context=ctx())
+    (trace,) = mem.scope(user="alice").traces(thread_id="t1")
+    scope = mem.scope(user="alice")
+    assert scope.why(trace["id"], "pirate").startswith("selected (protected): system")
+    assert scope.why(trace["id"], "Filler question 3").startswith("dropped for budget: history")
+    mw.close()
+
+
+def test_constructor_refuses_budgets_that_can_never_work(mem):
+    from archivist.errors import InvalidBudget
+
+    for kwargs in ({"budget": 0}, {"budget": -5}, {"budget": True}, {"reserve": -1}, {"budget": 500, "reserve": 500}):
+        with pytest.raises(InvalidBudget):
+            MemoryMiddleware(mem, **kwargs)
+    for kwargs in ({"top_k": 0}, {"max_tool_chars": -1}):
+        with pytest.raises(ValueError):
+            MemoryMiddleware(mem, **kwargs)
+
+
+def test_no_empty_system_message_is_sent(mem):
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("hi"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("hello there")]}, context=ctx(user="carol"))
+    assert all(x.type != "system" for x in m.seen[0])
     mw.close()

@@ -346,11 +346,16 @@ class _ContextMixin:
         if persist_evidence:
             self._keep_evidence(req, view)
         if persist:
-            try:
-                self.memory.store.put_trace(self.identity, view.trace.id, view.trace.created_at, view.trace.as_dict())
-            except Exception as exc:  # a trace that cannot be kept never costs the call its view
-                view.trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
+            self.keep_trace(view.trace)
         return view
+
+    def keep_trace(self, trace: Any) -> None:
+        """Store a context trace; one that cannot be kept never costs the call its view
+        (the failure is added to the trace in hand)."""
+        try:
+            self.memory.store.put_trace(self.identity, trace.id, trace.created_at, trace.as_dict())
+        except Exception as exc:
+            trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
 
     def _keep_evidence(self, req: ContextRequest, view: ModelView) -> None:
         """After a successful assembly: inline evidence, and tool results the view cleared

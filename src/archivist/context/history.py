@@ -29,6 +29,16 @@ from ..pipeline.filtering import _ROLE_ALIASES, _get, _text_of, message_id
 from ..tokens import TokenCounter
 
 MESSAGE_OVERHEAD = 4  # role and separators per chat message (OpenAI chat format)
+# an image, audio or file part of a message: its text is not there to count, so a fixed
+# conservative size stands in (a 1024×1024 image at high detail in OpenAI's accounting)
+MEDIA_PART_TOKENS = 765
+
+
+def media_parts(content: Any) -> int:
+    """How many parts of a list content are not text (images, audio, files)."""
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for block in content if isinstance(block, dict) and block.get("type") not in ("text", None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,7 @@ class HistoryMessage:
     evidence_id: str | None = None
     goal: bool = False
     calls_json: str = ""  # the tool calls as the model sees them (counted with the message)
+    media: int = 0  # parts that are not text (images, files), counted as MEDIA_PART_TOKENS each
 
     def as_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -75,7 +86,7 @@ def to_history_message(raw: Any, index: int) -> HistoryMessage:
     evidence = meta.get("evidence_id") or (str(call_id) if call_id else None)
     calls_json = json.dumps(list(calls), ensure_ascii=False) if calls else ""
     return HistoryMessage(mid, role, content, calls, str(call_id) if call_id else None, evidence,
-                          bool(meta.get("goal")), calls_json)
+                          bool(meta.get("goal")), calls_json, media_parts(_get(raw, "content")))
 
 
 @dataclass(slots=True)
@@ -206,12 +217,12 @@ class TrimResult:
 def stub_for(m: HistoryMessage) -> HistoryMessage:
     ref = m.evidence_id or m.tool_call_id or m.id
     return HistoryMessage(m.id, m.role, f"[tool result cleared to save space; evidence id: {ref}]",
-                          m.tool_calls, m.tool_call_id, m.evidence_id, m.goal, m.calls_json)
+                          m.tool_calls, m.tool_call_id, m.evidence_id, m.goal, m.calls_json)  # media gone too
 
 
 def message_tokens(m: HistoryMessage, counter: TokenCounter) -> int:
     extra = counter.count(m.calls_json) if m.calls_json else 0
-    return counter.count(m.content) + extra + MESSAGE_OVERHEAD
+    return counter.count(m.content) + extra + MESSAGE_OVERHEAD + m.media * MEDIA_PART_TOKENS
 
 
 def protected_units(units: Sequence[Unit]) -> set[int]:
@@ -234,13 +245,20 @@ def trim_history(
     now: datetime,
     summarizer: Summarizer | None = None,
     summary_tokens: int = 200,
+    summary_framing: int = 0,
     flush: FlushHook | None = None,
     strict: bool = False,
+    pinned: frozenset[str] = frozenset(),
 ) -> TrimResult:
     """Fit ``messages`` into ``budget`` tokens (see the module docstring for the order).
     ``strict`` keeps only unfinished tool calls (for when the goal and the newest
-    turn do not fit either)."""
+    turn do not fit either); ``summary_framing`` is what wrapping the summary costs
+    where it is shown (its block's tags); units holding a ``pinned`` message id are untouchable
+    like unfinished tool calls."""
     units = group_units(messages)
+    for unit in units:
+        if any(m.id in pinned for m in unit.messages):
+            unit.unfinished = True  # kept whole, never cleared or dropped
     keep = {i for i, u in enumerate(units) if u.unfinished} if strict else protected_units(units)
     originals = {m.id: m for m in messages}
     order = {m.id: n for n, m in enumerate(messages)}
@@ -270,7 +288,7 @@ def trim_history(
     alive = list(range(len(units)))
     target = budget
     if total > budget and summarizer is not None:
-        target = budget - min(summary_tokens, budget // 4)
+        target = budget - min(summary_tokens, budget // 4) - summary_framing
     last_resort = [] if strict else [i for i in sorted(keep) if not units[i].unfinished]
     order_of_drops = [(i, target) for i in range(len(units)) if i not in keep] + [(i, budget) for i in last_resort]
     for i, goal_line in order_of_drops:
@@ -288,13 +306,13 @@ def trim_history(
             flush(list(dropped))  # before they are gone
         result.dropped = [m.id for m in dropped]
         if summarizer is not None:
-            room = min(summary_tokens, budget - total - MESSAGE_OVERHEAD)
+            room = min(summary_tokens, budget - total - MESSAGE_OVERHEAD - summary_framing)
             if room > 20:
                 text = summarizer.summarize(dropped, max_tokens=room, counter=counter)
                 if text:
                     result.summary = Summary(text, dropped[0].id, dropped[-1].id, len(dropped), now,
                                              summarizer.name, summarizer.version)
-                    total += counter.count(text) + MESSAGE_OVERHEAD
+                    total += counter.count(text) + MESSAGE_OVERHEAD + summary_framing
     result.messages = kept
     result.tokens = total
     return result

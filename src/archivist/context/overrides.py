@@ -39,47 +39,56 @@ class OverrideRule:
 
 _LANG_VALUES = {
     "English": ("english", "英文", "英语"), "中文": ("chinese", "中文", "汉语", "简体中文", "普通话"),
-    "日本語": ("japanese", "日文", "日语"), "Français": ("french", "法语", "法文"),
-    "Deutsch": ("german", "德语", "德文"), "Español": ("spanish", "西班牙语"), "한국어": ("korean", "韩语", "韩文"),
+    "日本語": ("japanese", "日文", "日语", "日本語"), "Français": ("french", "法语", "法文", "français"),
+    "Deutsch": ("german", "德语", "德文", "deutsch"), "Español": ("spanish", "西班牙语", "español"),
+    "한국어": ("korean", "韩语", "韩文", "한국어"),
 }
 _CODE_VALUES = {
-    "Python": ("python",), "Java": ("java",), "Go": ("golang",), "Rust": ("rust",), "C++": ("c++",),
+    "Python": ("python",), "Java": ("java",), "Go": ("golang", "go"), "Rust": ("rust",), "C++": ("c++",),
     "JavaScript": ("javascript", "js"), "TypeScript": ("typescript", "ts"), "Kotlin": ("kotlin",),
     "Swift": ("swift",), "C#": ("c#",), "Ruby": ("ruby",), "PHP": ("php",),
 }
+# "in Python" overrides only where the clause ends or says what it is for: "I live in Python
+# Street" and "the bug is in Python 2 code" do not
+_END = r"(?=\s*(?:$|[.,;:!?。，！？；：)]|please\b|instead\b|this time\b|for (?:this|now)\b|code\b|examples?\b))"
+_NOT_CODE = r"(?![a-z0-9_+#])"
 
 OVERRIDES: tuple[OverrideRule, ...] = (
     OverrideRule("response_language", ("language", "reply_language"), _LANG_VALUES, (
-        r"\b(?:answer|reply|respond|write|explain|speak|talk)\b[^.!?。！？]{{0,30}}?\bin ({v})\b",
+        r"\b(?:answer|reply|respond|write|explain|speak|talk|say|translate)\b[^.!?。！？]{{0,30}}?\bin ({v})\b",
         r"\bin ({v})\b[^.!?。！？]{{0,20}}?\b(?:please|this time|for now)\b",
         r"(?:用|以|请用|改用|换成)({v})(?:来)?(?:回答|回复|解释|写|说|讲|作答)?",
         r"({v})(?:回答|回复|作答)",
     )),
     OverrideRule("example_language", ("programming_language", "code_language"), _CODE_VALUES, (
-        r"\b(?:in|using|with|as)\s+({v})(?![a-z0-9_+#])(?:\s+(?:code|please|this time|instead))?",
-        r"\b({v})(?![a-z0-9_+#])\s+(?:examples?|snippets?|code|version|implementation)\b",
-        r"(?:用|改用|换成|写成)\s?({v})(?![a-z0-9_+#])",
+        rf"\b(?:in|using|with|as)\s+({{v}}){_NOT_CODE}{_END}",
+        rf"\b({{v}}){_NOT_CODE}\s+(?:examples?|snippets?|code|version|implementation)\b",
+        rf"(?:用|改用|换成|写成)\s?({{v}}){_NOT_CODE}",
         r"({v})\s?(?:的)?(?:示例|例子|代码|版本|实现)",
     )),
     OverrideRule("response_length", ("verbosity", "answer_length", "reply_length"), {
-        "brief": ("brief", "short", "concise", "简短", "简洁", "简要", "一句话"),
-        "detailed": ("detailed", "thorough", "in detail", "详细", "展开"),
+        "brief": ("brief", "short", "concise", "one sentence", "简短", "简洁", "简要", "一句话"),
+        "detailed": ("detailed", "thorough", "in detail", "in depth", "in-depth", "elaborate", "详细", "展开"),
     }, (
-        r"(简短|简要|简洁|一句话)", r"\b(brief)(?:ly)?\b", r"\b(short) answer\b", r"\b(concise)(?:ly)?\b",
-        r"\bin (one sentence)\b", r"(详细|展开)讲?", r"\b(in detail|detailed|thorough)(?:ly)?\b",
+        r"(简短|简要|简洁|一句话)", r"\b(brief)(?:ly)?\b", r"\b(short) answers?\b", r"\b(concise)(?:ly)?\b",
+        r"\b(?:in )?(one sentence)\b", r"(详细|展开)讲?", r"\b(in detail|in depth|in-depth|detailed|thorough)(?:ly)?\b",
+        r"\b(elaborate)\b",
     )),
     OverrideRule("response_format", ("format", "output_format"), {
-        "a table": ("table", "表格"), "bullet points": ("bullet", "列表", "要点"),
+        "a table": ("table", "表格"), "bullet points": ("bullet points", "bullets", "列表", "要点"),
         "JSON": ("json",), "Markdown": ("markdown",), "plain text": ("plain text", "纯文本"),
     }, (
-        r"\b(?:as|in)\s+(?:a\s+)?({v})\b", r"(?:用|以|做成|整理成|输出成?)({v})",
+        rf"\b(?:as|in)\s+(?:a\s+)?({{v}})\b{_END}", r"(?:用|以|做成|整理成|输出成?)({v})",
     )),
     OverrideRule("tone", ("style",), {
-        "formal": ("formal", "正式"), "casual": ("casual", "informal", "轻松", "随意", "口语"),
+        "formal": ("formal", "正式"), "casual": ("casual", "informal", "轻松", "随意", "口语化", "口语"),
     }, (
-        r"\b(?:be|keep it|in a|more)\s+({v})\b", r"(?:更|用)?({v})(?:一点|一些|些|的语气)",
+        r"\b(?:be|keep it|in a|more|use a)\s+({v})\b", r"\b({v}) tone\b", r"(?:更|用)?({v})(?:一点|一些|些|的语气)",
     )),
 )
+# "not in Python", "don't want it in Python", "别用英文": a refusal is not the override
+_NEGATED = re.compile(r"(?:\b(?:not|no|never|without|don'?t|do not|doesn'?t|isn'?t|rather than|instead of)\b"
+                      r"[^.!?。！？,，]{0,20}|(?:不要|别|不用|不是|而不是)(?:用|以|再用)?)$")
 
 
 def _compile(rule: OverrideRule) -> list[re.Pattern[str]]:
@@ -102,9 +111,10 @@ def detect_overrides(request: str) -> list[Override]:
     found: list[Override] = []
     for rule, patterns in _COMPILED:
         for pattern in patterns:
-            m = pattern.search(text)
-            if m:
-                value = _VALUE_OF[rule.attribute][m.group(1)]
+            m = next((m for m in pattern.finditer(text) if not _NEGATED.search(text[max(0, m.start() - 30):m.start()])),
+                     None)
+            value = _VALUE_OF[rule.attribute].get(m.group(1).strip()) if m else None
+            if value is not None:
                 found.append(Override(keys_of(rule), value, m.group(0).strip(), rule.values[value]))
                 break
     return found

@@ -24,6 +24,8 @@ _REASONS = {
     "source_failed": "its source failed",
 }
 MIN_ID_SUFFIX = 8
+_CONVERSATION = frozenset({"system", "tools", "request", "goal", "history", "this_run", "turn_input",
+                           "unfinished_tool_calls", "required_evidence"})
 
 
 def _matches(entry: dict[str, Any], subject: str) -> bool:
@@ -64,8 +66,10 @@ def explain(trace: dict[str, Any], subject: str, *, facts: Any = None, identity:
         return "nothing to explain: give an id or some words of the text"
     found = [e for e in trace.get("entries", []) if _matches(e, subject)]
     if found:
-        rank = {True: 0, False: 1}
-        found.sort(key=lambda e: (rank[bool(e["selected"])], e["reason"] not in ("budget", "lower_priority")))
+        # an id named exactly first; then what memory and context offered before the
+        # conversation's own parts (the request quoting the words is rarely the question)
+        found.sort(key=lambda e: (str(e.get("id")) != subject, e["section"] in _CONVERSATION, not e["selected"],
+                                  e["reason"] not in ("budget", "lower_priority")))
         more = f" (and {len(found) - 1} more matching entries)" if len(found) > 1 else ""
         return _answer(found[0]) + more
     query = trace.get("query", "")

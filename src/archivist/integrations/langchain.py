@@ -48,8 +48,8 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from ..context.assemble import SECTIONS, Assembler, ModelView
-from ..context.history import to_history_message
+from ..context.assemble import SECTIONS, ContextRequest, ModelView
+from ..context.history import media_parts, to_history_message
 from ..errors import ContextOverflow, InvalidBudget
 from ..model import new_id
 from ..pipeline.llm import message_text as _text
@@ -171,9 +171,14 @@ class MemoryMiddleware(AgentMiddleware):
         ``consolidate``: run consolidation in the queue worker once its gate opens."""
         if mode not in ("auto", "tool"):
             raise ValueError("mode must be 'auto' or 'tool'")
-        for name, value in (("budget", budget), ("reserve", reserve)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise InvalidBudget(f"{name} must be a number of tokens, got {value!r}")
+        for name, value, least in (("budget", budget, 1), ("reserve", reserve, 0)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+                raise InvalidBudget(f"{name} must be a number of tokens ≥ {least}, got {value!r}")
+        if budget is not None and reserve is not None and reserve >= budget:
+            raise InvalidBudget(f"the reserve ({reserve}) must be below the budget ({budget})")
+        for name, value, least in (("top_k", top_k, 1), ("max_tool_chars", max_tool_chars, 0)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"{name} must be an integer ≥ {least}, got {value!r}")
         super().__init__()
         self.memory, self.agent, self.mode, self.budget, self.reserve = memory, agent, mode, budget, reserve
         self.top_k, self.max_tool_chars, self.counter = top_k, max_tool_chars, counter
@@ -218,10 +223,13 @@ class MemoryMiddleware(AgentMiddleware):
             return self.counter
         return counter_for_model(getattr(model, "model_name", None) or getattr(model, "model", None))
 
-    def assemble(self, request: ModelRequest) -> tuple[ModelRequest, ModelView | None]:
+    def assemble(self, request: ModelRequest, *, memory: bool = True,
+                 failure: str | None = None) -> tuple[ModelRequest, ModelView | None]:
         """The request this model call sends: its messages rebuilt from the assembler's
         view of the conversation, memory and context. Raises :class:`ContextOverflow`
-        when the protected part alone exceeds the budget (nothing is sent)."""
+        when the protected part alone exceeds the budget (nothing is sent).
+        ``memory=False`` builds the call from the conversation alone (the fallback when
+        assembling with memory failed; ``failure`` says why, in the trace)."""
         ident = identity_of(getattr(request.runtime, "context", None))
         if self.opted_out or ident is None:
             return request, None
@@ -231,10 +239,20 @@ class MemoryMiddleware(AgentMiddleware):
                    if isinstance(messages[i], HumanMessage) and not _written_by_a_model(messages[i])), None)
         if at is None:  # no user request in the conversation: nothing to assemble around
             return request, None
+        # system messages inside the conversation are instructions too: protected, in the system part
+        instructions = [request.system_message] if request.system_message is not None else []
+        instructions += [m for m in messages if isinstance(m, SystemMessage)]
+        at -= sum(isinstance(m, SystemMessage) for m in messages[:at])
+        messages = [m for m in messages if not isinstance(m, SystemMessage)]
         history, steps = messages[:at], messages[at + 1:]
-        system = _text(request.system_message) if request.system_message is not None else ""
+        system = "\n\n".join(t for t in (_text(m) for m in instructions) if t and t.strip())
         if self.mode == "tool":
             system = (system + "\n\n" if system else "") + _TOOL_MODE_NOTE
+        turn = []  # this turn's input before the request ("<a pasted document>", then "summarise it")
+        for m in reversed(history):
+            if not isinstance(m, HumanMessage) or _written_by_a_model(m):
+                break
+            turn.append(m)
         state = request.state or {}
         call = {"thread_id": thread, "run_id": state.get("archivist_run"),
                 "call_index": sum(isinstance(m, AIMessage) for m in steps)}
@@ -252,15 +270,24 @@ class MemoryMiddleware(AgentMiddleware):
                                     **self.assembler_options)
         past = [self._converted(m, i) for i, m in enumerate(history)]
         now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
-        view = scope.context(
-            _text(messages[at]), system=system, tools=[_schema(t) for t in request.tools], history=past,
-            steps=now, budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k,
-            sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
-            call=call, assembler=assembler, persist_evidence=False,
-        )
+        pinned = [c.id for m, c in zip(history, past) if any(m is t for t in turn)]
+        fields = dict(system=system, tools=[_schema(t) for t in request.tools], history=past, steps=now,
+                      pinned=pinned, request_media=media_parts(messages[at].content),
+                      budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, call=call)
+        if memory:
+            view = scope.context(_text(messages[at]), assembler=assembler, persist_evidence=False, persist=False,
+                                 sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
+                                 **fields)
+        else:  # the conversation alone: no store read can fail here
+            view = assembler.assemble(scope.identity, ContextRequest(_text(messages[at]), **fields), {})
+        if failure:
+            view.trace.failures.append({"source": "assembly", "error": failure + "; this call went without memory"})
+        scope.keep_trace(view.trace)
         self.last_trace_id = view.trace.id
         rebuilt = [*_originals(history, past, view.history), messages[at], *_originals(steps, now, view.steps)]
-        system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
+        system_message = None
+        if view.system.strip():
+            system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
         return request.override(system_message=system_message, messages=rebuilt), view
 
     def _converted(self, message: Any, index: int) -> Any:
@@ -282,14 +309,17 @@ class MemoryMiddleware(AgentMiddleware):
         return found
 
     def _assembled(self, request: ModelRequest) -> ModelRequest:
+        """The call, assembled; if that fails (a bug, a broken source), assembled again from
+        the conversation alone — still within the budget and traced. A call that cannot
+        be budgeted at all is not sent."""
         try:
             return self.assemble(request)[0]
         except (ContextOverflow, InvalidBudget):
             raise  # the call is not sent: its protected part does not fit
-        except Exception as exc:  # memory never costs the call
-            log.error("context not assembled for this call (%s: %s); the call goes out as the agent built it",
-                      type(exc).__name__, exc)
-            return request
+        except Exception as exc:  # memory never costs the call, and never its budget
+            why = f"{type(exc).__name__}: {exc}"
+            log.error("context assembly with memory failed (%s); assembling from the conversation alone", why)
+            return self.assemble(request, memory=False, failure=why)[0]
 
     def wrap_model_call(self, request: ModelRequest, handler: Any) -> Any:
         return handler(self._assembled(request))
