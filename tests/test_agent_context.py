@@ -487,3 +487,18 @@ def test_no_empty_system_message_is_sent(mem):
     agent.invoke({"messages": [HumanMessage("hello there")]}, context=ctx(user="carol"))
     assert all(x.type != "system" for x in m.seen[0])
     mw.close()
+
+
+def test_a_preference_the_profile_already_states_is_not_repeated(mem):
+    scope = mem.scope(user="alice")
+    scope.learn([{"id": "u1", "role": "user", "content": "I prefer Rust code examples."}])
+    assert any(f.category.value == "preference" for f in scope.facts())
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("好的"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("How do I read a file line by line?")]}, context=ctx())
+    system = m.seen[0][0].content
+    stated = next(f.content for f in scope.facts() if f.category.value == "preference")
+    assert stated in " ".join(s.summary for s in scope.profile().sections.values())  # the profile states it
+    assert system.count(stated) == 1
+    mw.close()

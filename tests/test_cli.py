@@ -197,3 +197,23 @@ def test_trace_list_by_thread_and_trace_why_on_an_agent_call(tmp_path):
     why = cli("trace", "why", short, dropped, "--db", db, "--user", "alice").stdout
     assert why.startswith("dropped for budget")
     assert cli("trace", "list", "--db", db, "--user", "alice", "--thread", "nope").stdout.splitlines()[1:] == []
+
+
+def test_trace_lines_fit_80_columns_with_long_thread_ids_and_chinese_text(tmp_path):
+    from rich.cells import cell_len
+
+    from archivist import Memory
+
+    db = str(tmp_path / "m.db")
+    thread = "thread-with-a-very-long-identifier-0123456789-abcdefghij"
+    with Memory.open(db) as mem:
+        s = mem.scope(user="alice")
+        s.remember("用户偏好用中文解释技术问题，并且喜欢非常详细的说明和很多例子。", category="preference")
+        view = s.context("请用英文解释一下数据库事务的隔离级别以及它们在 PostgreSQL 中的具体实现方式", budget=3000,
+                         call={"thread_id": thread, "run_id": "r-1", "call_index": 0})
+    listed = cli("trace", "list", "--db", db, "--user", "alice", "--thread", thread, env={"COLUMNS": "80"}).stdout
+    shown = cli("trace", "show", view.trace.id[-8:], "--db", db, "--user", "alice", env={"COLUMNS": "80"}).stdout
+    rows = listed.splitlines() + [line for line in shown.splitlines()[3:]]
+    assert len(listed.splitlines()) == 2 and view.trace.id.endswith(listed.splitlines()[1].split()[0])
+    assert all(cell_len(line) <= 80 for line in rows), [line for line in rows if cell_len(line) > 80]
+    assert any(line.startswith("preferences") and "用户偏好" in line for line in rows)

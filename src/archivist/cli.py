@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -304,32 +305,45 @@ def context(
     _trace_table(view.trace.as_dict())
 
 
-def _one_line(headers: list[str], rows: list[list[str]]) -> None:
-    """Rows on one line each, whatever the terminal width: ids stay whole (they are pasted
-    back), the last column is cut with an ellipsis (``--json`` has everything)."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers[:-1])]
+MAX_CELL = 16  # a column other than an id or the last is cut to this many cells
+
+
+def _fit(text: str, cells: int) -> str:
+    """``text`` cut to ``cells`` terminal cells (a CJK character takes two), with an ellipsis."""
+    text = " ".join(text.split())
+    if cell_len(text) <= cells:
+        return text
+    while text and cell_len(text) > cells - 1:
+        text = text[:-1]
+    return text + "…"
+
+
+def _one_line(headers: list[str], rows: list[list[str]], *, whole: tuple[int, ...] = (0,)) -> None:
+    """Rows on one line each, whatever the terminal width: the columns in ``whole`` (ids,
+    which are pasted back) stay whole, other columns are cut to MAX_CELL cells and the
+    last to what is left, with an ellipsis (``--json`` has everything)."""
+    rows = [[c if i in whole or i == len(r) - 1 else _fit(c, MAX_CELL) for i, c in enumerate(r)] for r in rows]
+    widths = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers[:-1])]
     room = max(12, out.width - sum(widths) - 2 * len(widths) - 1)
 
     def line(cells: list[str]) -> str:
-        last = " ".join(cells[-1].split())
-        last = last if len(last) <= room else last[: room - 1] + "…"
-        return "  ".join([*(c.ljust(w) for c, w in zip(cells, widths)), last]).rstrip()
+        padded = [c + " " * (w - cell_len(c)) for c, w in zip(cells, widths)]
+        return "  ".join([*padded, _fit(cells[-1], room)]).rstrip()
 
-    out.print(line(headers), style="bold", markup=False, highlight=False)
+    out.print(line(headers), style="bold", markup=False, highlight=False, soft_wrap=True)
     for row in rows:
-        out.print(line(row), markup=False, highlight=False)
+        out.print(line(row), markup=False, highlight=False, soft_wrap=True)
 
 
 def _trace_table(trace: dict) -> None:
-    totals = Table("section", "tokens", title=f"budget {trace['budget']} − reserve {trace['reserve']} = "
-                   f"{trace['available']}; used {trace['total_tokens']}; prefix {trace['prefix_hash'][:12]}")
-    for name, tokens in trace["sections"].items():
-        totals.add_row(name, str(tokens))
-    out.print(totals)
+    out.print(f"budget {trace['budget']} − reserve {trace['reserve']} = {trace['available']}; used "
+              f"{trace['total_tokens']}; prefix {trace['prefix_hash'][:12]}", markup=False, soft_wrap=True)
+    _one_line(["section", "tokens"], [[name, str(tokens)] for name, tokens in trace["sections"].items()])
+    out.print()
     short = short_ids([e["id"] for e in trace["entries"]])
     rows = [[e["section"], short[e["id"]], str(e["tokens"]), "yes" if e["selected"] else "no", e["reason"],
              " — ".join(x for x in (e.get("excerpt"), e.get("detail")) if x)] for e in trace["entries"]]
-    _one_line(["section", "id", "tokens", "in", "reason", "text / detail"], rows)
+    _one_line(["section", "id", "tokens", "in", "reason", "text / detail"], rows, whole=(1,))
     for f in trace.get("failures") or []:
         err.print(f"source {f['source']} failed: {f['error']}", markup=False, highlight=False)
 
@@ -400,7 +414,7 @@ def trace_list(
     rows = [[short[t["id"]], t["created_at"][5:19].replace("T", " "), t.get("thread_id") or "-",
              runs.get(t.get("run_id"), "-"), "-" if t.get("call_index") is None else str(t["call_index"]),
              f"{t['total_tokens']}/{t['budget']}", t["query"]] for t in traces]
-    _one_line(["id", "created", "thread", "run", "call", "tokens", "query"], rows)
+    _one_line(["id", "created", "thread", "run", "call", "tokens", "query"], rows, whole=(0, 3))
 
 
 def short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:

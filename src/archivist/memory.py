@@ -290,6 +290,8 @@ class _ContextMixin:
     def get_evidence(self, evidence_id: str, *, version: int | None = None) -> Evidence:
         """Read evidence back in full: the newest version, or ``version``. Re-checks
         ownership: another user's id is not found."""
+        if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version < 1):
+            raise InvalidInput(f"version must be a number ≥ 1, got {version!r}")
         found = self.memory.store.get_evidence(self.identity, evidence_id, version)
         if found is None:
             raise EvidenceNotFound(f"no evidence {evidence_id!r}{f' version {version}' if version else ''} "

@@ -116,6 +116,9 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         (facts of the preference category): both apply to any request."""
         items = [preference_item(p, identity) for p in store.get_preferences(identity)]
         stated = store.list_facts(identity, live_at=now, category=Category.PREFERENCE, limit=PREFERENCE_FACTS)
+        if stated:  # what the profile already says is not said twice
+            profiled = " ".join(s.summary for s in store.get_profile(identity).sections.values())
+            stated = [f for f in stated if f.content not in profiled]
         for rank, fact in enumerate(stated):
             items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",
                               score=0.5 - rank / 1000, owner=fact.identity, expires_at=fact.valid_until,
