@@ -502,3 +502,39 @@ def test_a_preference_the_profile_already_states_is_not_repeated(mem):
     assert stated in " ".join(s.summary for s in scope.profile().sections.values())  # the profile states it
     assert system.count(stated) == 1
     mw.close()
+
+
+def test_reasoning_blocks_unparsed_calls_and_function_calls_count_toward_the_budget(mem):
+    big = "step " * 3000  # about 3,000 tokens
+    kinds = {
+        "reasoning": AIMessage([{"type": "reasoning", "reasoning": big}, {"type": "text", "text": "ok"}], id="r"),
+        "invalid_tool_calls": AIMessage("", id="i", invalid_tool_calls=[{"name": "f", "args": big, "id": "x",
+                                                                           "error": "bad json", "type": "invalid_tool_call"}]),
+        "function_call": AIMessage("", id="f", additional_kwargs={"function_call": {"name": "f", "arguments": big}}),
+    }
+    for name, heavy in kinds.items():
+        mw = MemoryMiddleware(mem, budget=2000, reserve=100)
+        m = model(AIMessage("fine"))
+        agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+        agent.invoke({"messages": [HumanMessage("first", id="h0"), heavy, HumanMessage("and now?", id="h1")]},
+                     context=ctx(thread=name))
+        (trace,) = mem.scope(user="alice").traces(thread_id=name)
+        assert trace["total_tokens"] <= 1900
+        assert all(x.id != heavy.id for x in m.seen[0]), name  # too big for the budget: it went
+        mw.close()
+
+
+def test_an_answer_whose_question_was_trimmed_goes_with_it(mem):
+    mw = MemoryMiddleware(mem, budget=400, reserve=50)
+    m = model(AIMessage("fine"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    turns = [HumanMessage("old 0", id="u0"), AIMessage("answer 0", id="a0")]
+    for i in range(1, 12):
+        turns += [HumanMessage(f"question {i}: " + "words " * 20, id=f"u{i}"), AIMessage(f"answer {i}", id=f"a{i}")]
+    turns.insert(5, SystemMessage("Be terse."))
+    agent.invoke({"messages": [*turns, HumanMessage("now?", id="last")]}, context=ctx())
+    shown = [x for x in m.seen[0] if x.type != "system"]
+    for before, after in zip(shown, shown[1:]):
+        if after.type == "ai" and after.id.startswith("a") and after.id != "a0":
+            assert before.id == "u" + after.id[1:], [x.id for x in shown]
+    mw.close()

@@ -27,6 +27,14 @@ OVERRIDDEN = [
     ("use a casual tone", "tone", "casual"),
     ("口语化一点", "tone", "casual"),
     ("正式一点", "tone", "formal"),
+    ("show an example in Python of a loop", "example_language", "Python"),
+    ("Code it in Python", "example_language", "Python"),
+    ("Can you write it in Rust?", "example_language", "Rust"),
+    ("I want you to answer in English", "response_language", "English"),
+    ("answer in a single sentence please", "response_length", "brief"),
+    ("answer in 3 sentences", "response_length", "brief"),
+    ("keep it short", "response_length", "brief"),
+    ("reply as a bullet list", "response_format", "bullet points"),
 ]
 NOT_OVERRIDDEN = [
     "I live in Python Street, what's a good restaurant nearby?",
@@ -38,6 +46,16 @@ NOT_OVERRIDDEN = [
     "tell me about Java the island",
     "How do I sort a list?",
     "Use the ts compiler",
+    "My colleague wrote this script in Python; port it",
+    "Is there a library in Python for this?",
+    "Does this crate exist in Go?",
+    "The API returns data as JSON, why does it fail?",
+    "My manager told me to be brief in meetings. How do I prepare?",
+    "He said 'be casual' at the party; what should I wear?",
+    "Why did the bot answer in English yesterday instead of French?",
+    "Should I answer in English or French on my CV?",
+    "what does 'answer in English' mean in this spec?",
+    "My boss wants me to answer in English",
 ]
 
 

@@ -305,7 +305,7 @@ def context(
     _trace_table(view.trace.as_dict())
 
 
-MAX_CELL = 16  # a column other than an id or the last is cut to this many cells
+MAX_CELL = 12  # a column other than an id or the last is cut to this many cells
 
 
 def _fit(text: str, cells: int) -> str:
@@ -324,7 +324,7 @@ def _one_line(headers: list[str], rows: list[list[str]], *, whole: tuple[int, ..
     last to what is left, with an ellipsis (``--json`` has everything)."""
     rows = [[c if i in whole or i == len(r) - 1 else _fit(c, MAX_CELL) for i, c in enumerate(r)] for r in rows]
     widths = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(headers[:-1])]
-    room = max(12, out.width - sum(widths) - 2 * len(widths) - 1)
+    room = max(8, out.width - sum(widths) - 2 * len(widths) - 1)
 
     def line(cells: list[str]) -> str:
         padded = [c + " " * (w - cell_len(c)) for c, w in zip(cells, widths)]
@@ -403,6 +403,8 @@ def trace_list(
     as_json: JsonOption = False,
 ) -> None:
     """List recent context traces of a scope (of one agent thread with --thread)."""
+    if thread is not None and not thread.strip():
+        raise InvalidInput("--thread needs a thread id")
     with _open(db) as mem:
         traces = mem.scope(tenant, user, agent).traces(limit, thread_id=thread)
     if as_json:
@@ -411,7 +413,7 @@ def trace_list(
         return
     short = short_ids([t["id"] for t in traces])
     runs = short_ids(sorted({t["run_id"] for t in traces if t.get("run_id")}))
-    rows = [[short[t["id"]], t["created_at"][5:19].replace("T", " "), t.get("thread_id") or "-",
+    rows = [[short[t["id"]], t["created_at"][5:16].replace("T", " "), t.get("thread_id") or "-",
              runs.get(t.get("run_id"), "-"), "-" if t.get("call_index") is None else str(t["call_index"]),
              f"{t['total_tokens']}/{t['budget']}", t["query"]] for t in traces]
     _one_line(["id", "created", "thread", "run", "call", "tokens", "query"], rows, whole=(0, 3))

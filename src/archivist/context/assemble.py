@@ -90,6 +90,7 @@ class ContextRequest:
     steps: Sequence[Any] = ()  # this run's tool calls and results after the request, in order (protected)
     pinned: Sequence[str] = ()  # ids of history messages kept whole: this turn's input before the request
     request_media: int = 0  # images or files attached to the request (counted, protected)
+    request_parts: str = ""  # the request's other non-text parts as JSON (counted, protected)
     call: Mapping[str, Any] = field(default_factory=dict)  # who calls: thread_id, run_id, call_index (traced)
 
 
@@ -508,7 +509,8 @@ class Assembler:
         protected_sizes = {
             "system": self.count(system),
             "tools": self.count(tools_text) if tools_text else 0,
-            "request": self.count(query) + request.request_media * MEDIA_PART_TOKENS,
+            "request": self.count(query) + request.request_media * MEDIA_PART_TOKENS
+            + (self.count(request.request_parts) if request.request_parts else 0),
             "goal": self.count(goal_text) if goal_text else 0,
             "unfinished_tool_calls": sum(message_tokens(m, self) for m in unfinished),
             "turn_input": sum(message_tokens(m, self) for m in this_turn),
@@ -780,6 +782,7 @@ class Assembler:
         tools_tokens = self.count(tools_text) if tools_text else 0
         tokens = (self.counter.count(system_message) + MESSAGE_OVERHEAD + history_tokens
                   + self.count(query) + request.request_media * MEDIA_PART_TOKENS + MESSAGE_OVERHEAD + REPLY_PRIMING
+                  + (self.count(request.request_parts) if request.request_parts else 0)
                   + tools_tokens + steps_tokens)
         sections = [Section("system", system, self.count(system) if system else 0, ["system"])]
         if tools_text:

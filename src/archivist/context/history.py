@@ -34,11 +34,28 @@ MESSAGE_OVERHEAD = 4  # role and separators per chat message (OpenAI chat format
 MEDIA_PART_TOKENS = 765
 
 
+MEDIA_TYPES = frozenset({"image", "image_url", "input_image", "audio", "input_audio", "file", "input_file", "video"})
+
+
 def media_parts(content: Any) -> int:
-    """How many parts of a list content are not text (images, audio, files)."""
+    """How many parts of a list content are media (images, audio, files, video)."""
     if not isinstance(content, list):
         return 0
-    return sum(1 for block in content if isinstance(block, dict) and block.get("type") not in ("text", None))
+    return sum(1 for block in content if isinstance(block, dict) and block.get("type") in MEDIA_TYPES)
+
+
+def unseen_text(raw: Any, content: Any) -> str:
+    """What a model is sent besides the plain text and media of a message, as JSON to
+    count: other content blocks (reasoning, thinking, JSON, tool use, plain-text files),
+    tool calls the provider could not parse, and legacy function calls."""
+    extra: list[Any] = []
+    if isinstance(content, list):
+        extra += [b for b in content if isinstance(b, dict) and b.get("type") not in MEDIA_TYPES | {"text"}]
+    extra += list(_get(raw, "invalid_tool_calls") or [])
+    kwargs = _get(raw, "additional_kwargs")
+    if isinstance(kwargs, dict) and kwargs.get("function_call"):
+        extra.append(kwargs["function_call"])
+    return json.dumps(extra, ensure_ascii=False, default=str) if extra else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +69,7 @@ class HistoryMessage:
     tool_call_id: str | None = None
     evidence_id: str | None = None
     goal: bool = False
-    calls_json: str = ""  # the tool calls as the model sees them (counted with the message)
+    calls_json: str = ""  # tool calls and other non-text parts as the model sees them (counted with it)
     media: int = 0  # parts that are not text (images, files), counted as MEDIA_PART_TOKENS each
 
     def as_openai(self) -> dict[str, Any]:
@@ -85,8 +102,10 @@ def to_history_message(raw: Any, index: int) -> HistoryMessage:
     call_id = _get(raw, "tool_call_id")
     evidence = meta.get("evidence_id") or (str(call_id) if call_id else None)
     calls_json = json.dumps(list(calls), ensure_ascii=False) if calls else ""
+    raw_content = _get(raw, "content")
+    calls_json += unseen_text(raw, raw_content)
     return HistoryMessage(mid, role, content, calls, str(call_id) if call_id else None, evidence,
-                          bool(meta.get("goal")), calls_json, media_parts(_get(raw, "content")))
+                          bool(meta.get("goal")), calls_json, media_parts(raw_content))
 
 
 @dataclass(slots=True)
@@ -298,6 +317,14 @@ def trim_history(
             total -= cost[id(m)]
             dropped.append(originals[m.id])
         alive.remove(i)
+    # an answer whose question went reads as the answer to whatever now precedes it: it goes too
+    for i in list(alive):
+        unit = units[i]
+        lone_answer = len(unit.messages) == 1 and unit.messages[0].role == "assistant" and not unit.messages[0].tool_calls
+        if lone_answer and i > 0 and i - 1 not in alive and i not in keep:
+            total -= cost[id(unit.messages[0])]
+            dropped.append(originals[unit.messages[0].id])
+            alive.remove(i)
     dropped.sort(key=lambda m: order[m.id])
 
     kept = [m for i in alive for m in units[i].messages]

@@ -34,7 +34,8 @@ class OverrideRule:
     attribute: str  # the attribute key (in the attribute table, or a preference-only key)
     aliases: tuple[str, ...]  # other preference keys meaning the same thing
     values: dict[str, tuple[str, ...]]  # canonical value -> words naming it (casefolded, normalized text)
-    patterns: tuple[str, ...]  # regexes with {v}: the words of any value
+    patterns: tuple[str, ...]  # regexes with {v} (the words of any value): a request on their own
+    cued: tuple[str, ...] = ()  # regexes that count only after a request word in the same clause
 
 
 _LANG_VALUES = {
@@ -48,9 +49,6 @@ _CODE_VALUES = {
     "JavaScript": ("javascript", "js"), "TypeScript": ("typescript", "ts"), "Kotlin": ("kotlin",),
     "Swift": ("swift",), "C#": ("c#",), "Ruby": ("ruby",), "PHP": ("php",),
 }
-# "in Python" overrides only where the clause ends or says what it is for: "I live in Python
-# Street" and "the bug is in Python 2 code" do not
-_END = r"(?=\s*(?:$|[.,;:!?。，！？；：)]|please\b|instead\b|this time\b|for (?:this|now)\b|code\b|examples?\b))"
 _NOT_CODE = r"(?![a-z0-9_+#])"
 
 OVERRIDES: tuple[OverrideRule, ...] = (
@@ -61,40 +59,87 @@ OVERRIDES: tuple[OverrideRule, ...] = (
         r"({v})(?:回答|回复|作答)",
     )),
     OverrideRule("example_language", ("programming_language", "code_language"), _CODE_VALUES, (
-        rf"\b(?:in|using|with|as)\s+({{v}}){_NOT_CODE}{_END}",
-        rf"\b({{v}}){_NOT_CODE}\s+(?:examples?|snippets?|code|version|implementation)\b",
+        rf"\b({{v}}){_NOT_CODE}\s+(?:examples?|snippets?|version|implementation)\b",
         rf"(?:用|改用|换成|写成)\s?({{v}}){_NOT_CODE}",
         r"({v})\s?(?:的)?(?:示例|例子|代码|版本|实现)",
+    ), cued=(
+        rf"\b(?:in|using|with)\s+({{v}}){_NOT_CODE}",
+        rf"\b({{v}}){_NOT_CODE}\s+code\b",
     )),
     OverrideRule("response_length", ("verbosity", "answer_length", "reply_length"), {
-        "brief": ("brief", "short", "concise", "one sentence", "简短", "简洁", "简要", "一句话"),
+        "brief": ("brief", "short", "concise", "one sentence", "a single sentence", "two sentences", "2 sentences",
+                  "three sentences", "3 sentences", "a few sentences", "简短", "简洁", "简要", "一句话"),
         "detailed": ("detailed", "thorough", "in detail", "in depth", "in-depth", "elaborate", "详细", "展开"),
     }, (
-        r"(简短|简要|简洁|一句话)", r"\b(brief)(?:ly)?\b", r"\b(short) answers?\b", r"\b(concise)(?:ly)?\b",
-        r"\b(?:in )?(one sentence)\b", r"(详细|展开)讲?", r"\b(in detail|in depth|in-depth|detailed|thorough)(?:ly)?\b",
-        r"\b(elaborate)\b",
+        r"(简短|简要|简洁|一句话)", r"(详细|展开)讲?", r"\bkeep it (short|brief|concise)\b",
+        r"\b(?:in )?(one sentence|a single sentence|two sentences|2 sentences|three sentences|3 sentences|"
+        r"a few sentences)\b",
+    ), cued=(
+        r"\b(brief|concise)(?:ly)?\b", r"\b(short) (?:answers?|reply|replies|version|summary)\b",
+        r"\b(in detail|in depth|in-depth|detailed|thorough)(?:ly)?\b", r"\b(elaborate)\b",
     )),
     OverrideRule("response_format", ("format", "output_format"), {
-        "a table": ("table", "表格"), "bullet points": ("bullet points", "bullets", "列表", "要点"),
+        "a table": ("table", "表格"),
+        "bullet points": ("bullet points", "bullets", "bullet list", "bulleted list", "列表", "要点"),
         "JSON": ("json",), "Markdown": ("markdown",), "plain text": ("plain text", "纯文本"),
     }, (
-        rf"\b(?:as|in)\s+(?:a\s+)?({{v}})\b{_END}", r"(?:用|以|做成|整理成|输出成?)({v})",
+        r"(?:用|以|做成|整理成|输出成?)({v})",
+    ), cued=(
+        r"\b(?:as|in)\s+(?:a\s+)?({v})\b",
     )),
     OverrideRule("tone", ("style",), {
         "formal": ("formal", "正式"), "casual": ("casual", "informal", "轻松", "随意", "口语化", "口语"),
     }, (
-        r"\b(?:be|keep it|in a|more|use a)\s+({v})\b", r"\b({v}) tone\b", r"(?:更|用)?({v})(?:一点|一些|些|的语气)",
+        r"\b(?:be|keep it|more|use a)\s+({v})\b", r"\b({v}) tone\b", r"(?:更|用)?({v})(?:一点|一些|些|的语气)",
     )),
 )
-# "not in Python", "don't want it in Python", "别用英文": a refusal is not the override
+
+# Guards on the clause before a match: a refusal ("not in Python", "别用英文"), a quotation
+# ("what does 'answer in English' mean"), someone else's words ("told me to be brief"),
+# the past ("why did it answer in English yesterday") or the user's own answering
+# ("should I answer in English on my CV") is not a request to the assistant.
 _NEGATED = re.compile(r"(?:\b(?:not|no|never|without|don'?t|do not|doesn'?t|isn'?t|rather than|instead of)\b"
                       r"[^.!?。！？,，]{0,20}|(?:不要|别|不用|不是|而不是)(?:用|以|再用)?)$")
+_OPEN_QUOTE = re.compile(r"(?:^|[\s(:：])['\"“‘「『]")
+_CLOSE_QUOTE = re.compile(r"['\"”’」』](?:$|[\s.,!?;:)])")
+_REPORTED = re.compile(r"\b(?:told|tells?|asked|asks|said|says|wants?|wanted)\s+(?:me|us|him|her|them)?\s*to\b|"
+                       r"\b(?:he|she|they|someone|somebody|my \w+|the \w+) (?:said|says|told|wrote|writes)\b|"
+                       r"他说|她说|别人说|告诉我要")
+_PAST = re.compile(r"\b(?:did|didn'?t|was|were|had|yesterday|last time|earlier|used to)\b|昨天|上次|之前")
+_SELF = re.compile(r"\b(?:should|can|could|shall|may|must|do) (?:i|we)\b|\b(?:i|we)\s+(?:\w+\s+){0,2}?"
+                   r"(?:answer|reply|respond|write|speak|say)\b")
+_YOU = re.compile(r"\byou\b|你|您")
+_CUE = re.compile(r"\b(?:show|write|give|rewrite|implement|redo|do|make|code (?:it|this|that)|convert|translate|port|examples?|"
+                  r"snippets?|versions?|samples?|solution|answer|explain|reply|respond|demo|demonstrate|format|"
+                  r"output|print|send|present|put|list|summari[sz]e|describe|tell|be|keep|please|can you|could you)\b")
+_CLAUSE_START = re.compile(r"[.!?;。！？；\n]")
 
 
-def _compile(rule: OverrideRule) -> list[re.Pattern[str]]:
+def _clause_before(text: str, start: int) -> str:
+    cut = max((m.end() for m in _CLAUSE_START.finditer(text, 0, start)), default=0)
+    return text[cut:start]
+
+
+def _addressed(text: str, m: re.Match[str], cued: bool) -> bool:
+    """Whether the match asks the assistant for this, now (see the guards above)."""
+    before = _clause_before(text, m.start())
+    if _NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+        return False
+    opened = [q.end() for q in _OPEN_QUOTE.finditer(before)]
+    if opened and not _CLOSE_QUOTE.search(before, opened[-1]):
+        return False
+    if _REPORTED.search(before) or _PAST.search(before):
+        return False
+    if _SELF.search(before + m.group(0)) and not _YOU.search(before):
+        return False
+    return not cued or bool(_CUE.search(before + " " + text[m.end():m.end() + 30]))
+
+
+def _compile(rule: OverrideRule) -> list[tuple[re.Pattern[str], bool]]:
     words = sorted({w for ws in rule.values.values() for w in ws}, key=len, reverse=True)
     alternation = "|".join(re.escape(w) for w in words)
-    return [re.compile(p.format(v=alternation)) for p in rule.patterns]
+    return [(re.compile(p.format(v=alternation)), False) for p in rule.patterns] + \
+        [(re.compile(p.format(v=alternation)), True) for p in rule.cued]
 
 
 _COMPILED = [(rule, _compile(rule)) for rule in OVERRIDES]
@@ -110,9 +155,8 @@ def detect_overrides(request: str) -> list[Override]:
     text = normalize(request)
     found: list[Override] = []
     for rule, patterns in _COMPILED:
-        for pattern in patterns:
-            m = next((m for m in pattern.finditer(text) if not _NEGATED.search(text[max(0, m.start() - 30):m.start()])),
-                     None)
+        for pattern, cued in patterns:
+            m = next((m for m in pattern.finditer(text) if _addressed(text, m, cued)), None)
             value = _VALUE_OF[rule.attribute].get(m.group(1).strip()) if m else None
             if value is not None:
                 found.append(Override(keys_of(rule), value, m.group(0).strip(), rule.values[value]))

@@ -41,19 +41,28 @@ class ScopeReader(Protocol):
     def search(self, query: str, k: int = 5) -> list[Any]: ...
 
 
+MAX_EVIDENCE_ID = 200
+
+
 def parse_inline_evidence(raw: Mapping[str, Any], index: int, now, what: str = "evidence") -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"{what} {index} must be a mapping with an id and text, or an id string")
     eid = raw.get("id")
     if not isinstance(eid, str) or not eid.strip():
         raise InvalidInput(f"{what} {index} has no id: every piece of evidence needs one to be read back")
+    ensure_text(eid, f"the id of {what} {index}")
+    if len(eid) > MAX_EVIDENCE_ID:
+        raise InvalidInput(f"{what} {index}: an id has at most {MAX_EVIDENCE_ID} characters, this one {len(eid):,}")
     content = raw.get("text", raw.get("content"))
     if content is None:
         raise InvalidInput(f"{what} {eid!r} has no text")
     content = ensure_text(content, f"{what} {eid!r}")
     observed = raw.get("observed_at")
     try:
-        observed_at = parse_time(observed) if isinstance(observed, str) else ensure_utc(observed) if observed else None
+        if isinstance(observed, str):  # an empty string is as unknown as none
+            observed_at = parse_time(observed) if observed.strip() else None
+        else:
+            observed_at = ensure_utc(observed) if observed else None
     except ValueError:
         raise InvalidInput(f"{what} {eid!r}: observed_at is not an ISO-8601 time") from None
     owner = raw.get("owner")

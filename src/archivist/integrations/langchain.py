@@ -49,7 +49,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import StructuredTool
 
 from ..context.assemble import SECTIONS, ContextRequest, ModelView
-from ..context.history import media_parts, to_history_message
+from ..context.history import to_history_message
 from ..errors import ContextOverflow, InvalidBudget
 from ..model import new_id
 from ..pipeline.llm import message_text as _text
@@ -271,8 +271,9 @@ class MemoryMiddleware(AgentMiddleware):
         past = [self._converted(m, i) for i, m in enumerate(history)]
         now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
         pinned = [c.id for m, c in zip(history, past) if any(m is t for t in turn)]
+        asked = to_history_message(messages[at], len(history))  # the request's media and other parts count too
         fields = dict(system=system, tools=[_schema(t) for t in request.tools], history=past, steps=now,
-                      pinned=pinned, request_media=media_parts(messages[at].content),
+                      pinned=pinned, request_media=asked.media, request_parts=asked.calls_json,
                       budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, call=call)
         if memory:
             view = scope.context(_text(messages[at]), assembler=assembler, persist_evidence=False, persist=False,
