@@ -10,7 +10,7 @@ owner only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from ..clock import ensure_utc, parse_time
@@ -210,7 +210,7 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 PREFERENCE_FACTS = 20  # stated preferences offered to every call, newest first
 BEYOND_K = 5  # hits fetched past memory_k, so the trace can say "ranked, but beyond k"
 NOT_LIVE_LIMIT = 20  # expired or unconfirmed facts the trace reports per call
-_LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
+NOT_LIVE_SCAN = 100  # the newest expired and unconfirmed facts looked at
 
 
 def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
@@ -224,20 +224,17 @@ def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
 
 
 def not_live_matches(store: Any, identity: Identity, query: str, now: datetime, skip: set[str]) -> list[Any]:
-    """Facts the search would have found were they live: committed facts past their
-    validity that match the query (a keyword search as of long ago), and unconfirmed
-    candidates or lifecycle-expired facts sharing a search term with it."""
-    terms = query_terms(query)
-    if not terms:
+    """Facts the search would have found were they live, sharing a search term with the
+    query: committed facts past their validity, unconfirmed candidates, and facts the
+    lifecycle marked expired (the newest of each, NOT_LIVE_SCAN at most)."""
+    wanted = set(query_terms(query))
+    if not wanted:
         return []
-    out = [m.fact for m in store.keyword_search(identity, terms, limit=NOT_LIVE_LIMIT, live_at=_LONG_AGO)
-           if m.fact.id not in skip and m.fact.valid_until is not None and m.fact.valid_until <= now]
-    wanted = set(terms)
-    for fact in store.list_facts(identity, statuses=(Status.CANDIDATE, Status.EXPIRED), limit=NOT_LIVE_LIMIT):
-        if fact.id not in skip and (fact.status is Status.EXPIRED or fact.valid_until is None
-                                    or fact.valid_until > now) and wanted & set(query_terms(fact.content)):
-            out.append(fact)
-    return out
+    facts = store.list_facts(identity, expired_at=now, limit=NOT_LIVE_SCAN)
+    facts += [f for f in store.list_facts(identity, statuses=(Status.CANDIDATE, Status.EXPIRED), limit=NOT_LIVE_SCAN)
+              if f.status is Status.EXPIRED or f.valid_until is None or f.valid_until > now]
+    out = [f for f in facts if f.id not in skip and wanted & set(query_terms(f.content))]
+    return out[:NOT_LIVE_LIMIT]
 
 
 def summary_item(summary: Any, owner: Identity) -> Item:

@@ -76,9 +76,11 @@ class Store(ABC):
         live_at: datetime | None = None,
         limit: int | None = None,
         category: Category | str | None = None,
+        expired_at: datetime | None = None,
     ) -> list[Fact]:
         """Facts of the scope, newest first; ``live_at`` drops those expired by then,
-        ``category`` keeps one category."""
+        ``expired_at`` keeps only those whose validity ended by then, ``category`` keeps
+        one category."""
 
     @abstractmethod
     def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:

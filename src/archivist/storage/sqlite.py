@@ -610,7 +610,8 @@ class SQLiteStore(Store):
         )
         return _fact_from_row(rows[0]) if rows else None
 
-    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None):
+    def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None,
+                   expired_at=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -623,6 +624,9 @@ class SQLiteStore(Store):
         if category is not None:
             sql.append("AND category = ?")
             params.append(Category(category).value)
+        if expired_at is not None:
+            sql.append("AND valid_until IS NOT NULL AND valid_until <= ?")
+            params.append(_ts(expired_at))
         if live_at is not None:  # history rows closed their validity when retired: keep them
             sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > ?)")
             params.append(_ts(live_at))
