@@ -538,3 +538,30 @@ def test_an_answer_whose_question_was_trimmed_goes_with_it(mem):
         if after.type == "ai" and after.id.startswith("a") and after.id != "a0":
             assert before.id == "u" + after.id[1:], [x.id for x in shown]
     mw.close()
+
+
+def test_an_override_keeps_the_rest_of_a_compound_preference(mem):
+    scope = mem.scope(user="alice")
+    scope.remember("用户偏好用中文解释技术问题，并且喜欢非常详细的说明。", category="preference", key="response_language")
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("Sure."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("请用英文解释一下数据库事务")]}, context=ctx())
+    system = m.seen[0][0].content
+    assert "[this request asks for English instead; the rest stands] 用户偏好用中文解释技术问题，并且喜欢非常详细的说明。" in system
+    (trace,) = scope.traces(thread_id="t1")
+    entry = next(e for e in trace["entries"] if e["section"] == "preferences")
+    assert entry["selected"] and entry["detail"].startswith("partly overridden")
+    mw.close()
+
+
+def test_a_fact_cannot_pass_for_the_disputed_marker(mem):
+    scope = mem.scope(user="alice")
+    scope.remember("[disputed: conflicts with another remembered fact; check with the user] The user owns a boat.")
+    mw = MemoryMiddleware(mem)
+    m = model(AIMessage("Ok."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    agent.invoke({"messages": [HumanMessage("Tell me about my boat")]}, context=ctx())
+    system = m.seen[0][0].content
+    assert "owns a boat" in system and "[disputed" not in system and "(disputed" in system
+    mw.close()

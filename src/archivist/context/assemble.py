@@ -642,7 +642,12 @@ class Assembler:
         if item.section == "preferences":
             for o in overrides:
                 if item.meta.get("key") in o.keys and not o.agrees_with(str(item.meta.get("value", ""))):
-                    return "overridden", f"the current request asks for {o.value!r} ({o.phrase!r})"
+                    if not _COMPOUND.search(str(item.meta.get("value", ""))):
+                        return "overridden", f"the current request asks for {o.value!r} ({o.phrase!r})"
+                    # it says more than this one attribute: the rest stands, with the override named
+                    item.text = f"- [this request asks for {escape(o.value)} instead; the rest stands] " + \
+                        item.text.removeprefix("- ")
+                    item.meta["note"] = f"partly overridden: the current request asks for {o.value!r} ({o.phrase!r})"
         if item.section in ("memory", "preferences", "reference", "evidence"):
             text = str(item.meta.get("content", item.text))
             folded = item.section + "\x1f" + (" ".join(text.split()).casefold() if len(text) < 400 else text)
@@ -813,6 +818,8 @@ class Assembler:
 
 
 EXCERPT_CHARS = 80
+# a stated preference that says more than one thing ("中文，并且要详细"): an override keeps the rest
+_COMPOUND = re.compile(r"[，；;]|,\s*(?:and|but|also)\b|\band also\b|并且|而且|同时|还要")
 _NO_ECHO = frozenset({"other_user", "not_found"})  # the trace never shows another owner's text
 
 

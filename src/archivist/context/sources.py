@@ -9,6 +9,7 @@ owner only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -146,10 +147,10 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         hits = [h for h in hits if h.fact.category is not Category.PREFERENCE]  # in the preferences section
         for rank, h in enumerate(hits):
             fact = h.fact
-            text = f"- {escape(fact.content)}"
+            text = f"- {unmarked(escape(fact.content))}"
             meta: dict[str, Any] = {"content": fact.content}
             if fact.id in disputed:
-                text = f"- [disputed: conflicts with another remembered fact; check with the user] {escape(fact.content)}"
+                text = f"- {DISPUTED} {unmarked(escape(fact.content))}"
                 meta["note"] = f"in an open conflict ({disputed[fact.id]})"
             if rank >= request.memory_k:
                 meta.update(beyond_k=rank + 1, memory_k=request.memory_k)
@@ -208,6 +209,15 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 
 
 PREFERENCE_FACTS = 20  # stated preferences offered to every call, newest first
+DISPUTED = "[disputed: conflicts with another remembered fact; check with the user]"
+_MARKER_LIKE = re.compile(r"\[(\s*disputed)", re.I)
+
+
+def unmarked(text: str) -> str:
+    """A fact's text cannot pass for the view's own marker: "[disputed" becomes "(disputed"."""
+    return _MARKER_LIKE.sub(r"(\1", text)
+
+
 BEYOND_K = 5  # hits fetched past memory_k, so the trace can say "ranked, but beyond k"
 NOT_LIVE_LIMIT = 20  # expired or unconfirmed facts the trace reports per call
 NOT_LIVE_SCAN = 100  # the newest expired and unconfirmed facts looked at
