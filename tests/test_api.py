@@ -101,6 +101,18 @@ def test_bad_input_is_a_problem_never_a_500(server):
     assert c.get("/v1/users/alice/facts", headers=h(keys["alice"])).json()["total"] == 0
 
 
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"])
+def test_times_out_of_range_in_utc_are_a_422_never_a_500(server, when):
+    """Issue 19 #6: these offsets push the time past year 9999 or before year 1 in UTC."""
+    c, keys, _ = server
+    fact = c.post("/v1/users/alice/facts", json={"content": "The user likes tea.", "valid_until": when},
+                  headers=h(keys["alice"]))
+    pref = c.put("/v1/users/alice/preferences/lang", json={"value": "en", "expires_at": when}, headers=h(keys["alice"]))
+    for response in (fact, pref):
+        assert response.status_code == 422, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+
+
 def test_ingest_runs_in_the_background_and_reports(server):
     c, keys, mem = server
     r = c.post("/v1/users/alice/messages", headers=h(keys["alice"]), json={"thread_id": "t1", "messages": [

@@ -35,10 +35,15 @@ class FixedClock:
 
 
 def ensure_utc(value: datetime) -> datetime:
-    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC. A time whose UTC
+    form falls outside years 1–9999 ("9999-12-31T23:59:59-23:59") is a ValueError, like
+    any other unreadable time, so every caller reports it as bad input."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{value.isoformat()} is out of range in UTC") from None
 
 
 def parse_time(text: str) -> datetime:

@@ -241,7 +241,10 @@ def _key(value: Any, max_chars: int) -> str | None:
 
 def _time(value: Any) -> datetime | None:
     if value is None or isinstance(value, datetime):
-        return ensure_utc(value) if value else None
+        try:
+            return ensure_utc(value) if value else None
+        except ValueError:
+            raise InvalidCandidate(f"invalid_valid_until: out of range: {value!r}") from None
     if isinstance(value, str):
         try:
             return parse_time(value)
