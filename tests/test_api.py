@@ -174,3 +174,40 @@ def test_keys_cli_and_serve_on_loopback(store_target):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_inspector_is_locked_down(db_path, clock):
+    """Issue 19 #7: the page runs only its own script, is never framed, and no response is sniffed."""
+    from fastapi.testclient import TestClient
+
+    from archivist.server.app import create_app
+
+    mem = Memory.open(db_path, clock=clock)
+    try:
+        c = TestClient(create_app(mem))
+        page = c.get("/inspector")
+        csp = page.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src 'sha256-" in csp and "unsafe-inline" not in \
+            csp.split("script-src", 1)[1].split(";", 1)[0]
+        for response in (page, c.get("/v1/users"), c.get("/openapi.json")):
+            assert response.headers["x-frame-options"] == "DENY"
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert response.headers["referrer-policy"] == "no-referrer"
+    finally:
+        mem.close()
+
+
+def test_no_page_loads_anything_from_a_cdn(db_path, clock):
+    """Issue 19 #7: FastAPI's /docs and /redoc pull Swagger UI and ReDoc from a CDN: they are off."""
+    from fastapi.testclient import TestClient
+
+    from archivist.server.app import create_app
+
+    mem = Memory.open(db_path, clock=clock)
+    try:
+        c = TestClient(create_app(mem))
+        assert c.get("/docs").status_code == 404 and c.get("/redoc").status_code == 404
+        assert c.get("/openapi.json").json()["info"]["title"] == "archivist"
+        assert "http" not in c.get("/inspector").text.split("<script>")[0].split("</head>")[0]
+    finally:
+        mem.close()

@@ -33,6 +33,7 @@ def test_inspector_search_approve_and_trace(db_path, clock):
                   "evidence_message_id": "u1", "evidence_text": "平时请用中文解释技术问题"}],
                 [{"id": "u1", "role": "user", "content": "我主要做 Python 后端开发，平时请用中文解释技术问题。"}])
     alice.remember("The user probably works late.", kind="inference")
+    alice.context("release notes for tag \u202elive\u202c please", budget=2000)  # a bidi override in stored text
     alice.context("解释一下数据库事务", budget=2000)
     alice.context("部署脚本怎么写", budget=2000, call={"thread_id": "t-9", "run_id": "r1", "call_index": 0})
     alice.consolidate(force=True)
@@ -59,9 +60,13 @@ def test_inspector_search_approve_and_trace(db_path, clock):
             page.keyboard.type("中文")
             page.keyboard.press("Enter")
             page.wait_for_selector("#hits >> text=bm25")
+            dialogs = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))  # approving asks first
             page.click("button[data-approve]")
             page.wait_for_selector("#status >> text=approved")
             assert alice.get(next(f.id for f in alice.facts() if "works late" in f.content)).status.value == "committed"
+            assert dialogs and dialogs[0].startswith("Approve this fact?")
+            assert page.locator("#traces .fmt", has_text="\\u202e").count() == 1  # a bidi override shown, not obeyed
             page.wait_for_selector("#runs >> text=gate: explicit")
             page.fill("#thread", "t-9")
             page.click("#threadForm button")
@@ -78,3 +83,4 @@ def test_inspector_search_approve_and_trace(db_path, clock):
         server.should_exit = True
         thread.join(5)
         mem.close()
+

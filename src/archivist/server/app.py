@@ -35,7 +35,7 @@ from ..errors import (
     WriteRejected,
 )
 from ..model import new_id
-from .inspector import INSPECTOR_HTML
+from .inspector import INSPECTOR_CSP, INSPECTOR_HTML
 from .keys import Principal, principal_for
 
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
@@ -126,7 +126,10 @@ AgentHeader = Annotated[str, Header(alias="X-Agent", pattern=NAME, max_length=12
 
 
 def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -> FastAPI:
-    app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.")
+    # no /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a CDN, and nothing here
+    # reaches the network; the OpenAPI document is at /openapi.json for any local viewer or client
+    app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
+                  docs_url=None, redoc_url=None)
     jobs: dict[str, dict[str, Any]] = {}
     jobs_lock = threading.Lock()
     pool: dict[str, ThreadPoolExecutor] = {}  # created on first use, shut down with the app
@@ -145,6 +148,15 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     app.state.memory, app.state.jobs = memory, jobs
 
     # -- plumbing ---------------------------------------------------------------
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):
+        """Every response: never framed, never sniffed, no referrer to other sites."""
+        response = await call_next(request)
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response
+
     @app.middleware("http")
     async def limit_body(request: Request, call_next):
         length = request.headers.get("content-length")
@@ -349,7 +361,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
 
     @app.get("/inspector", include_in_schema=False)
     def inspector() -> HTMLResponse:
-        return HTMLResponse(INSPECTOR_HTML)
+        return HTMLResponse(INSPECTOR_HTML, headers={"Content-Security-Policy": INSPECTOR_CSP,
+                                                     "Cache-Control": "no-store"})
 
     @app.get("/healthz", tags=["service"])
     def health() -> dict:

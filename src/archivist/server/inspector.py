@@ -28,6 +28,7 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 .row input{flex:1;padding:7px 9px;border:1px solid var(--line);border-radius:6px}.muted{color:var(--mute)}
 .timeline{border-left:2px solid var(--line);margin:6px 0 0 6px;padding-left:10px}.expl{font-size:12px;color:var(--mute)}
 #status{margin-left:auto;font-size:12px;color:#cbd5e1}
+.fmt{font-family:monospace;font-size:11px;color:#b91c1c;border:1px solid #fca5a5;border-radius:3px;padding:0 2px}
 </style></head><body>
 <header><h1>archivist · memory inspector</h1>
 <label>API key <input id="key" type="password" autocomplete="off" placeholder="ak_…"></label>
@@ -42,7 +43,7 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 <section><h2>Consolidation runs</h2><div id="runs" class="muted">—</div></section>
 </main>
 <script>
-const $=s=>document.querySelector(s);const esc=t=>String(t??"").replace(/[&<>"']/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"}[c]));
+const $=s=>document.querySelector(s);const esc=t=>String(t??"").replace(/[&<>"']/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"}[c])).replace(/[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g,c=>`<span class="fmt">\\u${c.charCodeAt(0).toString(16).padStart(4,"0")}</span>`);
 $("#key").value=sessionStorage.getItem("archivist-key")||"";
 function status(t){$("#status").textContent=t}
 async function api(path,opts={}){const key=$("#key").value.trim();sessionStorage.setItem("archivist-key",key);
@@ -74,8 +75,8 @@ async function search(ev){ev.preventDefault();const hits=await api(`/v1/users/${
  $("#hits").innerHTML=hits.length?`<table><tbody>${hits.map(h=>`<tr><td>${esc(h.fact.content)}<div class="expl">${Object.entries(h.explanation).filter(([k])=>/rank|bm25|cosine|final|contribution/.test(k)).map(([k,v])=>`${esc(k)} ${typeof v==="number"?v.toFixed(3):esc(v)}`).join(" · ")}</div></td><td>${h.score.toFixed(3)}</td></tr>`).join("")}</tbody></table>`:'<span class="muted">No results.</span>'}
 document.addEventListener("click",async ev=>{const b=ev.target.closest("button");if(!b)return;
  try{if(b.dataset.versions)await showVersions(b.dataset.versions);
- if(b.dataset.approve){await api(`/v1/users/${u()}/facts/${b.dataset.approve}/confirm`,{method:"POST"});await loadAll();status("approved")}
- if(b.dataset.reject){await api(`/v1/users/${u()}/facts/${b.dataset.reject}`,{method:"DELETE"});await loadAll();status("rejected and forgotten")}
+ if(b.dataset.approve){if(!confirm("Approve this fact? It becomes memory the agent uses."))return;await api(`/v1/users/${u()}/facts/${b.dataset.approve}/confirm`,{method:"POST"});await loadAll();status("approved")}
+ if(b.dataset.reject){if(!confirm("Reject and forget this fact everywhere? This cannot be undone."))return;await api(`/v1/users/${u()}/facts/${b.dataset.reject}`,{method:"DELETE"});await loadAll();status("rejected and forgotten")}
  if(b.dataset.trace)await openTrace(b.dataset.trace)}catch(e){}});
 $("#load").addEventListener("click",()=>{loadUsers();loadAll().catch(()=>{})});$("#searchForm").addEventListener("submit",e=>search(e).catch(()=>{}));
 $("#threadForm").addEventListener("submit",e=>{e.preventDefault();loadTraces().catch(()=>{})});
@@ -83,3 +84,16 @@ document.addEventListener("keydown",e=>{if(e.key==="/"&&document.activeElement.t
 $("#user").addEventListener("keydown",e=>{if(e.key==="Enter")$("#load").click()});
 </script></body></html>
 """
+
+
+def _script_hash(html: str) -> str:
+    import base64
+    import hashlib
+
+    script = html.split("<script>", 1)[1].split("</script>", 1)[0]
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+
+
+# The page's own script only (by its hash), its own styles, calls to its own origin, never framed.
+INSPECTOR_CSP = (f"default-src 'none'; script-src '{_script_hash(INSPECTOR_HTML)}'; style-src 'unsafe-inline'; "
+                 "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
