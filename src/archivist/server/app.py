@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -36,6 +34,7 @@ from ..errors import (
 )
 from ..model import new_id
 from .inspector import INSPECTOR_CSP, INSPECTOR_HTML
+from .jobs import JobRunner
 from .keys import Principal, principal_for
 
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
@@ -130,21 +129,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     # reaches the network; the OpenAPI document is at /openapi.json for any local viewer or client
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
                   docs_url=None, redoc_url=None)
-    jobs: dict[str, dict[str, Any]] = {}
-    jobs_lock = threading.Lock()
-    pool: dict[str, ThreadPoolExecutor] = {}  # created on first use, shut down with the app
+    jobs = JobRunner(memory)  # forgetting a user reaches its queued and running jobs
 
-    def workers() -> ThreadPoolExecutor:
-        with jobs_lock:
-            if "ingest" not in pool:
-                pool["ingest"] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="archivist-ingest")
-            return pool["ingest"]
-
-    def shutdown() -> None:
-        with jobs_lock:
-            executor = pool.pop("ingest", None)
-        if executor is not None:
-            executor.shutdown(wait=True)
     app.state.memory, app.state.jobs = memory, jobs
 
     # -- plumbing ---------------------------------------------------------------
@@ -285,11 +271,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
         scope = scope_of(p, user, x_agent, "writer")
         job_id = new_id()
         job = {"id": job_id, "status": "queued", "tenant": p.tenant, "user": user, "agent": x_agent, "report": None}
-        with jobs_lock:
-            jobs[job_id] = job
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
 
-        def run() -> None:
+        def run(job: dict[str, Any]) -> None:
             job["status"] = "running"
             try:
                 job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor).as_dict()
@@ -303,12 +287,12 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
                 job["consolidation"] = {"error": f"{type(exc).__name__}: {exc}"}
             job["status"] = "done"
 
-        workers().submit(run)
+        jobs.submit(job, run)
         return {"job_id": job_id, "status": "queued", "status_url": f"/v1/jobs/{job_id}"}
 
     @app.get("/v1/jobs/{job_id}", tags=["ingest"])
     def job_status(p: Caller, job_id: FactPath) -> dict:
-        job = jobs.get(job_id)
+        job = jobs.get(job_id)  # reports expire (an hour after the job ends) and go with a forgotten user
         if job is None or job["tenant"] != p.tenant or not p.may_act_for(job["user"], job["agent"]):
             raise ApiError(404, "not found", f"no job {job_id!r}")
         return {k: v for k, v in job.items() if k != "tenant"}
@@ -368,5 +352,5 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     def health() -> dict:
         return {"status": "ok"}
 
-    app.router.on_shutdown.append(shutdown)
+    app.router.on_shutdown.append(jobs.shutdown)
     return app
