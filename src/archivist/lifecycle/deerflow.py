@@ -186,7 +186,7 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
         problem = screen(section.summary)
         if problem:
             raise InvalidInput(f"{users_dir / user / 'memory.json'}: profile section {section.name} refused: {problem}")
-    with memory.writer(Identity(tenant, "-", "default")) as w:
+    with memory.writer(Identity(tenant, "_import", "default")) as w:
         for user, section in sections:
             memory.store.put_profile_section(Identity(tenant, user, "default"), section)
             report.profile_sections += 1

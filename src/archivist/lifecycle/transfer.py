@@ -348,10 +348,13 @@ def card_text(fact: Fact) -> str:
 def export_markdown(memory, tenant: str, user: str, directory: Path) -> int:
     """One card per live or candidate fact: ``<dir>/<agent>/<id>.md``. Returns cards written."""
     n = 0
+    root = Path(directory).resolve()
     for agent in memory.store.user_agents(tenant, user):
         ident = Identity(tenant, user, agent)
         for fact in memory.store.list_facts(ident, statuses=(Status.COMMITTED, Status.CANDIDATE)):
-            path = directory / agent / f"{fact.id}.md"
+            path = (root / agent / f"{fact.id}.md").resolve()
+            if not path.is_relative_to(root):  # a name from an older store cannot lead outside
+                raise InvalidInput(f"agent {agent!r} would write outside {root}")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(card_text(fact), encoding="utf-8")
             n += 1

@@ -8,6 +8,8 @@ caller and is carried by :class:`Identity`, never by a model's output.
 
 from __future__ import annotations
 
+import re
+
 import secrets
 import time
 from dataclasses import dataclass, field, replace
@@ -81,9 +83,16 @@ PROFILE_SECTIONS: tuple[str, ...] = (
 )
 
 
+# letters and digits of any script, and _ . : @ - after the first character
+SAFE_NAME = re.compile(r"\w[\w.:@-]{0,127}")
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """The trusted scope of every read and write."""
+    """The trusted scope of every read and write. Every name matches :data:`SAFE_NAME`,
+    checked here once for every entry point: names become file and directory names
+    (a Markdown export) and key parts, so no slash, no ``..`` path, no control or
+    format character, no space."""
 
     tenant: str
     user: str
@@ -93,14 +102,16 @@ class Identity:
     def __post_init__(self) -> None:
         from ..errors import InvalidIdentity
 
-        for name in ("tenant", "user", "agent"):
+        for name in ("tenant", "user", "agent", "project"):
             value = getattr(self, name)
+            if value is None and name == "project":
+                continue
             if not isinstance(value, str) or not value.strip():
                 raise InvalidIdentity(f"{name} must be a non-empty string, got {value!r}")
-            if len(value) > 256 or any(ord(c) < 32 for c in value):
-                raise InvalidIdentity(f"{name} must be at most 256 printable characters")
-        if self.project is not None and (not isinstance(self.project, str) or not self.project.strip()):
-            raise InvalidIdentity("project must be None or a non-empty string")
+            if not SAFE_NAME.fullmatch(value):
+                raise InvalidIdentity(
+                    f"{name} {value!r} is not a valid name: 1–128 letters, digits or _ . : @ -, starting with a "
+                    "letter, digit or _ (no spaces, slashes or '..' paths)")
 
 
 @dataclass(frozen=True, slots=True)
