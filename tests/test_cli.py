@@ -217,3 +217,10 @@ def test_trace_lines_fit_80_columns_with_long_thread_ids_and_chinese_text(tmp_pa
     assert len(listed.splitlines()) == 2 and view.trace.id.endswith(listed.splitlines()[1].split()[0])
     assert all(cell_len(line) <= 80 for line in rows), [line for line in rows if cell_len(line) > 80]
     assert any(line.startswith("preferences") and "用户偏好" in line for line in rows)
+
+
+def test_an_unknown_option_is_a_usage_error_and_version_prints(tmp_path):
+    proc = cli("search", "x", "--bogus", "--db", str(tmp_path / "m.db"), check=False)
+    assert proc.returncode == 2 and "No such option: --bogus" in proc.stderr and "Traceback" not in proc.stderr
+    version = cli("--version")
+    assert version.stdout.startswith("archivist ") and version.returncode == 0

@@ -25,6 +25,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Long-term me
 out = Console()
 err = Console(stderr=True)
 
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"archivist {version('archivist')}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """Long-term memory for LLM agents."""
+
 DbOption = Annotated[Optional[str], typer.Option(
     "--db", help="Store: a SQLite file, or a postgresql:// DSN (default: $ARCHIVIST_DB or the data dir).")]
 UserOption = Annotated[str, typer.Option("--user", "-u", help="User id (trusted caller identity).")]
@@ -868,10 +882,8 @@ def main() -> None:
         sys.exit(1)
     except typer.Abort:
         sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:  # usage errors of click, or of the click typer vendors
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             sys.exit(exc.exit_code)
         raise
