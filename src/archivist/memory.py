@@ -34,7 +34,7 @@ from .errors import (
     WriteRejected,
 )
 from .index.text import query_terms
-from .model import compact, content_hash
+from .model import cache_key, compact
 from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
@@ -206,11 +206,11 @@ class Memory:
         return done
 
     def embed_facts(self, facts: Sequence[Fact]) -> int:
-        """Embed and store vectors for committed facts (cached by model and content hash)."""
+        """Embed and store vectors for committed facts (cached by model, tenant and content)."""
         if self.embedder is None or not facts:
             return 0
         name = self.embedder.name
-        hashes = [content_hash(f.embed_text) for f in facts]
+        hashes = [cache_key(f.identity.tenant, f.embed_text) for f in facts]
         cached = self.store.cached_embeddings(name, sorted(set(hashes)))
         missing = sorted({h: f.embed_text for h, f in zip(hashes, facts, strict=True) if h not in cached}.items())
         if missing:

@@ -37,7 +37,7 @@ from langgraph.store.base import (
 from ..clock import parse_time
 from ..errors import InvalidInput, WriteRejected
 from ..index.text import query_terms
-from ..model import content_hash
+from ..model import cache_key
 from ..pipeline.governance import screen
 
 SEP = "\x1f"
@@ -184,9 +184,9 @@ class ArchivistStore(BaseStore):
         return [rows[i] for i in order if fused[i] > 0], [fused[i] for i in order if fused[i] > 0]
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
-        """Embeddings through the memory's cache (model, content hash)."""
+        """Embeddings through the memory's cache (model, this adapter's tenant, content)."""
         embedder, store = self.memory.embedder, self.memory.store
-        hashes = [content_hash(t) for t in texts]
+        hashes = [cache_key(self.tenant, t) for t in texts]
         cached = store.cached_embeddings(embedder.name, sorted(set(hashes)))
         missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in cached}.items())
         if missing:

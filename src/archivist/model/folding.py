@@ -73,3 +73,10 @@ def unspaced(text: str) -> str:
 def content_hash(text: str) -> str:
     """Hash of the folded content: equal for texts that differ only in width/case/spacing."""
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+
+
+def cache_key(tenant: str, text: str) -> str:
+    """The embedding cache's key for ``text`` embedded for ``tenant``: one tenant never
+    hits (or, forgetting, deletes) another's cached vector, so how fast a write is says
+    nothing about what other tenants stored."""
+    return content_hash(f"{tenant}\x1f{text}")

@@ -334,3 +334,10 @@ class Store(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+def cache_keys(tenant: str, text: str) -> list[str]:
+    """The embedding cache keys a forget removes for ``text``: the tenant's own, and the
+    unkeyed one stores written before the cache was keyed by tenant may still hold."""
+    from ..model.folding import cache_key, content_hash
+
+    return [cache_key(tenant, text), content_hash(text)]

@@ -50,7 +50,7 @@ from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
 from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState, embed_text
-from .base import KeywordMatch, Progress, Store
+from .base import KeywordMatch, Progress, Store, cache_keys
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
@@ -1006,8 +1006,8 @@ class PostgresStore(Store):
                 chash = content_hash(fact.content)
                 count("fact_terms", self._unindex(identity, seq))
                 count("fact_vectors", self._write(identity, "DELETE FROM fact_vectors WHERE fact_seq = %s", (seq,)).rowcount)
-                count("embedding_cache", self._write(identity, "DELETE FROM embedding_cache WHERE content_hash = %s",
-                                                     (content_hash(fact.embed_text),)).rowcount)
+                count("embedding_cache", self._write(identity, "DELETE FROM embedding_cache WHERE content_hash = ANY(%s)",
+                                                     (cache_keys(identity.tenant, fact.embed_text),)).rowcount)
                 count("facts (links cleared)", self._write(
                     identity, "UPDATE facts SET supersedes = NULL WHERE supersedes = %s AND tenant = %s AND user_id = %s "
                               "AND agent = %s", (fact_id, *scope)).rowcount)
@@ -1053,7 +1053,7 @@ class PostgresStore(Store):
         with self.transaction():
             texts = self._write(who, "SELECT content, context FROM facts WHERE tenant = %s AND user_id = %s",
                                 (tenant, user)).fetchall()
-            hashes = sorted({content_hash(embed_text(content, context)) for content, context in texts})
+            hashes = sorted({h for content, context in texts for h in cache_keys(tenant, embed_text(content, context))})
             counts["fact_terms"] = self._write(who, "DELETE FROM fact_terms WHERE tenant = %s AND user_id = %s",
                                                (tenant, user)).rowcount
             counts["embedding_cache"] = self._write(who, "DELETE FROM embedding_cache WHERE content_hash = ANY(%s)",

@@ -45,7 +45,7 @@ from ..model import (
     TaskState,
     embed_text,
 )
-from .base import KeywordMatch, Progress, Store
+from .base import KeywordMatch, Progress, Store, cache_keys
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
@@ -1000,8 +1000,8 @@ class SQLiteStore(Store):
                 if self._write("DELETE FROM fact_vectors WHERE seq = ?", (seq,)).rowcount:
                     count("fact_vectors", 1)
                     self._bump_vectors(scope_id, deletes=[seq])
-                count("embedding_cache", self._write("DELETE FROM embedding_cache WHERE content_hash = ?",
-                                                     (content_hash(fact.embed_text),)).rowcount)
+                count("embedding_cache", sum(self._write("DELETE FROM embedding_cache WHERE content_hash = ?",
+                                                         (h,)).rowcount for h in cache_keys(identity.tenant, fact.embed_text)))
                 count("facts (links cleared)", self._write(
                     "UPDATE facts SET supersedes = NULL WHERE supersedes = ? AND tenant = ? AND user_id = ? AND agent = ?",
                     (fact_id, *scope)).rowcount)
@@ -1061,7 +1061,7 @@ class SQLiteStore(Store):
                                                 (tenant, user)).fetchall()]
             texts = self._write("SELECT content, context FROM facts WHERE tenant = ? AND user_id = ?",
                                 (tenant, user)).fetchall()
-            hashes = {content_hash(embed_text(content, context)) for content, context in texts}
+            hashes = {h for content, context in texts for h in cache_keys(tenant, embed_text(content, context))}
             fts = vectors = 0
             for scope_id in scopes:
                 lo, hi = scope_range(scope_id)
