@@ -26,31 +26,33 @@ from __future__ import annotations
 import argparse
 import copy
 import itertools
+import random
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from assembly_latency import build_history
 from search_latency import make_fact, percentiles, shared_dir
 
 from archivist import FixedClock, Memory
 
 
 def conversation(texts: list[str], n: int) -> list:
+    """The conversation ``assembly_latency.py`` assembles, as the agent's LangChain messages."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    out: list = [HumanMessage("Goal: " + texts[0], id="goal")]
-    i = 0
-    while len(out) < n:
-        i += 1
-        if i % 3 == 0:
-            out += [AIMessage("", id=f"a{i}", tool_calls=[{"name": "search_logs", "args": {"q": texts[i][:30]},
-                                                            "id": f"c{i}"}]),
-                    ToolMessage(" ".join(texts[i:i + 4]), tool_call_id=f"c{i}", id=f"t{i}", name="search_logs")]
+    out: list = []
+    for m in build_history(random.Random(3), texts, n):
+        if m["role"] == "tool":
+            out.append(ToolMessage(m["content"], tool_call_id=m["tool_call_id"], id=m["id"], name="search_logs",
+                                   additional_kwargs=m["metadata"]))
+        elif m["role"] == "assistant":
+            out.append(AIMessage(m["content"], id=m["id"], tool_calls=m.get("tool_calls", [])))
         else:
-            out.append((HumanMessage if i % 2 else AIMessage)(texts[i], id=f"m{i}"))
-    return out[:n]
+            out.append(HumanMessage(m["content"], id=m["id"]))
+    return out
 
 
 def main() -> None:

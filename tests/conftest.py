@@ -25,6 +25,22 @@ def mem(db_path, clock):
     m.close()
 
 
+def sqlite_at_version(path, version: int):
+    """A SQLite store file migrated only up to ``version`` (an older archivist's file),
+    left open for the test to add rows in that schema."""
+    import sqlite3
+
+    from archivist.storage.sqlite import MIGRATIONS, _split_sql
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for number, script in enumerate(MIGRATIONS[:version], start=1):
+        for statement in _split_sql(script):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')", (number,))
+    return conn
+
+
 @pytest.fixture
 def alice(mem):
     return mem.scope(tenant="default", user="alice", agent="default")

@@ -17,11 +17,10 @@ import pytest
 pytest.importorskip("langchain.agents", reason="the langchain extra is not installed (pip install '.[langchain]')")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from scripted_models import ScriptedToolModel  # noqa: E402
 
-from archivist import Memory  # noqa: E402
 from archivist.context.history import MESSAGE_OVERHEAD  # noqa: E402
 from archivist.errors import ContextOverflow  # noqa: E402
 from archivist.integrations.langchain import MemoryContext, MemoryMiddleware  # noqa: E402
@@ -51,13 +50,6 @@ def call_tokens(messages) -> int:
                                               ensure_ascii=False))
         total += MESSAGE_OVERHEAD
     return total
-
-
-@pytest.fixture
-def mem(db_path, clock):
-    m = Memory.open(db_path, clock=clock)
-    yield m
-    m.close()
 
 
 def test_a_long_history_is_trimmed_to_the_budget_and_every_call_is_traced(mem):

@@ -3,6 +3,8 @@ answers what memory held at t; a key's history lists every version."""
 
 from datetime import timedelta
 
+from conftest import sqlite_at_version
+
 from archivist.model import Status
 from archivist.storage.sqlite import MIGRATIONS, SQLiteStore
 
@@ -53,17 +55,8 @@ def test_as_of_respects_expiry_and_candidates_are_not_held(alice, clock):
 
 def test_migration_backfills_record_times(tmp_path):
     """A store created before the bitemporal columns gets them filled from its own rows."""
-    import sqlite3
-
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    from archivist.storage.sqlite import _split_sql
-
-    for version, script in enumerate(MIGRATIONS[:5], start=1):
-        for statement in _split_sql(script):
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, 'x')", (version,))
+    conn = sqlite_at_version(path, 5)
     base = ("'default', 'alice', 'default', NULL, {key}, {content}, 'h', 'context', 'fact', 'user', 'durable', "
             "'descriptive', 1.0, {status}, 'explicit', NULL, NULL, NULL, NULL, NULL, "
             "'2026-01-01T00:00:00+00:00', {updated}, '2026-01-01T00:00:00+00:00', NULL, 1, NULL, NULL")

@@ -2,7 +2,7 @@ import sqlite3
 import threading
 
 import pytest
-from conftest import candidate, turn
+from conftest import candidate, sqlite_at_version, turn
 
 from archivist import Memory, SchemaTooNew, SQLiteStore, StoreCorrupt, StoreLocked
 
@@ -165,17 +165,10 @@ def test_many_connections_creating_one_file_at_once_never_see_a_lock(tmp_path):
 def test_evidence_of_a_schema_10_file_survives_the_migration_to_versions(tmp_path):
     """A store written before evidence ids were scoped and versioned opens with its
     evidence as version 1 of each id, and the id is free for another user."""
-    import sqlite3
-
-    from archivist.storage.sqlite import MIGRATIONS, _split_sql
+    from archivist.storage.sqlite import MIGRATIONS
 
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for version, script in enumerate(MIGRATIONS[:10], start=1):
-        for statement in _split_sql(script):
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')", (version,))
+    conn = sqlite_at_version(path, 10)
     conn.execute("INSERT INTO evidence VALUES ('rb-01', 'default', 'alice', 'default', 'doc', 'old runbook', "
                  "'2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')")
     conn.commit()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ..clock import ensure_utc, parse_time
@@ -110,10 +111,14 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
             return Identity(str(owner.get("tenant", identity.tenant)), str(owner.get("user", "?")), identity.agent)
         return identity
 
+    @lru_cache(maxsize=1)
+    def read_profile() -> Any:  # the profile and the preferences sources both read it: once per call
+        return store.get_profile(identity)
+
     @io_source
     def profile() -> list[Item]:
         labels = LABELS["en"]["sections"]
-        sections = store.get_profile(identity).sections
+        sections = read_profile().sections
         return [
             Item("profile", f"profile:{name}", "profile", f"- {labels[name]}: {escape(sections[name].summary)}",
                  score=float(len(PROFILE_SECTIONS) - i), owner=identity)
@@ -127,7 +132,7 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         items = [preference_item(p, identity) for p in store.get_preferences(identity)]
         stated = store.list_facts(identity, live_at=now, category=Category.PREFERENCE, limit=PREFERENCE_FACTS)
         if stated:  # what the profile already says is not said twice
-            profiled = " ".join(s.summary for s in store.get_profile(identity).sections.values())
+            profiled = " ".join(s.summary for s in read_profile().sections.values())
             stated = [f for f in stated if f.content not in profiled]
         for rank, fact in enumerate(stated):
             items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",

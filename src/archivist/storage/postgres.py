@@ -1046,8 +1046,6 @@ class PostgresStore(Store):
         return changed
 
     def forget_user(self, tenant, user):
-        from ..model import content_hash
-
         who = (tenant, user, "off")
         counts: dict[str, int] = {}
         with self.transaction():

@@ -1053,8 +1053,6 @@ class SQLiteStore(Store):
                    "processed_messages", "graph_items")
 
     def forget_user(self, tenant: str, user: str) -> dict[str, int]:
-        from ..model import content_hash
-
         counts: dict[str, int] = {}
         with self.transaction():
             scopes = [r[0] for r in self._write("SELECT id FROM scopes WHERE tenant = ? AND user_id = ?",
