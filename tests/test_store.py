@@ -179,3 +179,59 @@ def test_evidence_of_a_schema_10_file_survives_the_migration_to_versions(tmp_pat
         assert (old.content, old.version, old.observed_at.year) == ("old runbook", 1, 2026)
         assert mem.scope(user="bob").put_evidence("rb-01", "bob's runbook").version == 1
         assert mem.scope(user="alice").put_evidence("rb-01", "new runbook").version == 2
+
+
+def keyword_tables(path):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall())
+                for t in ("keyword_docs", "keyword_terms", "keyword_scopes")}
+    finally:
+        conn.close()
+
+
+def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_opening(tmp_path):
+    """Migration 12 builds each indexed fact's tokens and each scope's counts from the
+    FTS5 index a schema-11 file already has: the same rows a fresh store keeps."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with Memory.open(path) as mem:
+        mem.scope(user="alice").remember_many([{"content": f"Alice grows bonsai number {i}; bonsai again."}
+                                               for i in range(5)])
+        mem.scope("acme", "bob", "helper").remember_many([{"content": "Bob 喜欢在深圳 running races."},
+                                                           {"content": "Bob runs daily."}])
+        gone = mem.scope(user="alice").facts()[0]
+        mem.scope(user="alice").forget(gone.id)
+    fresh = keyword_tables(path)
+    assert len(fresh["keyword_docs"]) == 6 and len(fresh["keyword_scopes"]) == 2
+    assert ("run" in {t for _, t, _ in fresh["keyword_terms"]})
+    conn = sqlite3.connect(path)  # back to schema 11: no keyword tables, the old vocabulary view
+    for statement in ("DROP TABLE keyword_docs", "DROP TABLE keyword_terms", "DROP TABLE keyword_scopes",
+                      "CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row')",
+                      "DELETE FROM schema_migrations WHERE version = 12"):
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    with Memory.open(path) as mem:
+        assert mem.store.schema_version == 12
+        assert [h.fact.content for h in mem.scope("acme", "bob", "helper").search("run", k=3, mode="keyword")]
+    assert keyword_tables(path) == fresh
+
+
+def test_forgetting_removes_the_keyword_statistics_of_the_forgotten(mem):
+    alice, bob = mem.scope(user="alice"), mem.scope(user="bob")
+    fact = alice.remember("Alice's passphrase hint is xylophone.")
+    alice.remember("Alice likes tea.")
+    bob.remember("Bob likes tea.")
+    conn = mem.store._conn
+    assert conn.execute("SELECT count(*) FROM keyword_terms WHERE term = 'xylophon'").fetchone()[0] == 1
+    alice.forget(fact.id)
+    assert conn.execute("SELECT count(*) FROM keyword_terms WHERE term = 'xylophon'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM keyword_docs WHERE tokens LIKE '%xylophon%'").fetchone()[0] == 0
+    mem.forget_user("default", "alice")
+    assert conn.execute("SELECT docs FROM keyword_scopes").fetchall() == [(1,)]
+    assert {t for (t,) in conn.execute("SELECT term FROM keyword_terms")} >= {"bob", "tea"}
+    assert conn.execute("SELECT count(*) FROM keyword_docs").fetchone()[0] == 1

@@ -1,9 +1,10 @@
 """Keyword ranking (seed 000 §7). Pure.
 
     final = R · decay + 0.2 · C
-    R     = −bm25 + bonus   (SQLite's bm25() is smaller-is-better, so it is negated;
-            ``bonus`` is the weight of common terms the store left out of the
-            query — see ``storage.sqlite.TermPlanner`` — and 0 on small stores)
+    R     = −bm25 + bonus   (bm25 is smaller-is-better, as SQLite reports it, so it
+            is negated; ``bonus`` is the weight of the common terms the store did not
+            collect candidates with — see ``storage.sqlite.KeywordScorer`` — and 0
+            when every term was collected)
     C     = the fact's confidence
     decay = 1                          when age < 30 days
             exp(−0.01 · (age − 30))    otherwise

@@ -27,9 +27,10 @@ Progress = Callable[[int, int], None]  # (done, total)
 
 @dataclass(frozen=True, slots=True)
 class KeywordMatch:
-    """A keyword hit. ``bm25`` is the backend's raw score over the terms it queried
-    (smaller is better, as SQLite reports it); ``bonus`` approximates what the terms
-    it left out of the query would have added (0 when none were left out)."""
+    """A keyword hit. ``bm25`` is the backend's score over the terms it collected
+    candidates with (negated: smaller is better, as SQLite reports it); ``bonus`` is
+    what the terms it left out add (0 when none were). Both use the scope's own
+    statistics only."""
 
     fact: Fact
     bm25: float
