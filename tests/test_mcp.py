@@ -44,3 +44,96 @@ def test_round_trip_over_stdio(tmp_path):
     assert "Falcon" not in text_of(sneaky)  # an invented user argument is refused or ignored, never obeyed
     assert json.loads(text_of(gone))["counts"]["facts"] == 1
     assert missing.is_error and "FactNotFound" in text_of(missing)
+
+
+KEY = "mcp-test-key-0123456789abcdef"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def mcp_http(tmp_path, request):
+    """``archivist mcp --transport streamable-http`` as a real subprocess; the bearer key
+    in the environment, or (param "file") in a --key-file."""
+    import os
+    import socket
+    import subprocess
+    import time
+
+    db = str(tmp_path / "m.db")
+    Memory.open(db).scope(user="alice").remember("Alice's favourite tea is genmaicha.")
+    port = free_port()
+    key_args, env = [], {**os.environ, "ARCHIVIST_MCP_KEY": KEY}
+    if getattr(request, "param", "env") == "file":
+        (tmp_path / "key").write_text(KEY + "\n")
+        key_args, env = ["--key-file", str(tmp_path / "key")], {**os.environ, "ARCHIVIST_MCP_KEY": ""}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "archivist.cli", "mcp", "--db", db, "--user", "alice",
+         "--transport", "streamable-http", "--port", str(port), *key_args],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"the MCP server did not start: {proc.communicate()[1].decode()[-2000:]}")
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("mcp_http", ["env", "file"], indirect=True)
+def test_streamable_http_serves_the_official_client_with_the_bearer_key(mcp_http):
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def run():
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {KEY}"}) as http:
+            async with Client(streamable_http_client(mcp_http, http_client=http)) as client:
+                tools = sorted(t.name for t in (await client.list_tools()).tools)
+                found = await client.call_tool("search_memory", {"query": "tea"})
+                return tools, found
+
+    tools, found = asyncio.run(run())
+    assert tools == ["forget_fact", "get_context", "remember", "search_memory"]
+    assert "genmaicha" in text_of(found)
+
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Authorization": "Bearer wrong-key-0123456789abcdef"}, {"Authorization": f"Basic {KEY}"},
+    {"Authorization": f"Bearer {KEY[:-1]}"}, {"Authorization": f"Bearer {KEY}x"}, {"X-API-Key": KEY},
+], ids=["none", "wrong", "basic scheme", "prefix", "longer", "other header"])
+def test_streamable_http_refuses_a_request_without_the_key(mcp_http, headers):
+    import httpx
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+    for method in ("POST", "GET", "DELETE"):
+        r = httpx.request(method, mcp_http, json=init if method == "POST" else None,
+                          headers={**headers, "Accept": "application/json, text/event-stream"})
+        assert r.status_code == 401, (method, r.status_code, r.text[:200])
+        assert r.headers["www-authenticate"].startswith("Bearer")
+        assert "genmaicha" not in r.text
+
+
+def test_streamable_http_will_not_start_without_a_key(tmp_path):
+    import os
+    import subprocess
+
+    for env_key, extra in (("", []), ("short", []), ("", ["--key-file", str(tmp_path / "missing")])):
+        out = subprocess.run(
+            [sys.executable, "-m", "archivist.cli", "mcp", "--db", str(tmp_path / "m.db"), "--user", "alice",
+             "--transport", "streamable-http", "--port", str(free_port()), *extra],
+            env={**os.environ, "ARCHIVIST_MCP_KEY": env_key}, capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert "key" in (out.stderr + out.stdout).lower()

@@ -711,18 +711,32 @@ def mcp(
     project: Annotated[Optional[str], typer.Option(help="Project whose memory is in reach (or "
                                                        "$ARCHIVIST_MCP_PROJECT); none by default.")] = None,
     transport: Annotated[str, typer.Option(help="stdio or streamable-http")] = "stdio",
+    host: Annotated[str, typer.Option(help="Address for streamable-http (loopback by default).")] = "127.0.0.1",
     port: int = 8766,
+    key_file: Annotated[Optional[Path], typer.Option(
+        "--key-file", help="File holding the bearer key streamable-http requires (or $ARCHIVIST_MCP_KEY).")] = None,
     db: DbOption = None,
 ) -> None:
-    """Run the MCP server; its identity is fixed here, never by tool arguments."""
+    """Run the MCP server; its identity is fixed here, never by tool arguments. Over
+    streamable-http every request needs Authorization: Bearer <key>."""
     from .errors import InvalidInput
-    from .mcp_server import build_server
+    from .mcp_server import MIN_KEY_LENGTH, build_server, serve_http
 
     user = user or os.environ.get("ARCHIVIST_MCP_USER")
     if not user:
         raise InvalidInput("give --user (or set ARCHIVIST_MCP_USER): the server serves one user")
     if transport not in ("stdio", "streamable-http"):
         raise InvalidInput("transport must be stdio or streamable-http")
+    key = ""
+    if transport == "streamable-http":
+        try:
+            key = key_file.read_text(encoding="utf-8").strip() if key_file else os.environ.get("ARCHIVIST_MCP_KEY", "")
+        except OSError as exc:
+            raise InvalidInput(f"cannot read --key-file: {exc}") from None
+        if len(key) < MIN_KEY_LENGTH:
+            raise InvalidInput(f"streamable-http needs a bearer key of at least {MIN_KEY_LENGTH} characters: put it "
+                               "in a file given with --key-file, or in $ARCHIVIST_MCP_KEY (for example: "
+                               "python -c 'import secrets; print(secrets.token_urlsafe(32))')")
     mem = _open(db)
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
                           agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),
@@ -731,7 +745,7 @@ def mcp(
         if transport == "stdio":
             server.run("stdio")
         else:
-            server.run("streamable-http", host="127.0.0.1", port=port)
+            serve_http(server, key=key, host=host, port=port)
     finally:
         mem.close()
 

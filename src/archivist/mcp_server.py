@@ -3,12 +3,15 @@
 The identity (tenant, user, agent) is fixed when the server starts — from
 ``archivist mcp --user …`` or ``ARCHIVIST_MCP_USER``/``_TENANT``/``_AGENT`` — and no tool
 takes it as an argument, so a model cannot reach another user's memory through a tool
-call. Transports: stdio (default) and streamable HTTP.
+call. Transports: stdio (default) and streamable HTTP, which needs a bearer key
+(:class:`BearerKey`).
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
+import json
 from typing import Any
 
 from mcp.server import MCPServer
@@ -64,3 +67,47 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
         return scope.forget(fact_id).as_dict()
 
     return server
+
+
+#: a bearer key shorter than this is refused: it could be guessed
+MIN_KEY_LENGTH = 16
+
+
+class BearerKey:
+    """ASGI middleware for MCP over HTTP: every HTTP request must carry
+    ``Authorization: Bearer <key>`` (compared in constant time), else 401 with
+    ``WWW-Authenticate: Bearer``. Why: on loopback any local process, and any web page
+    that reaches the port, could otherwise read and change the served user's memory."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        if len(key) < MIN_KEY_LENGTH:
+            raise ValueError(f"the MCP bearer key must be at least {MIN_KEY_LENGTH} characters")
+        self.app, self._expected = app, key.encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._allowed(scope):
+            body = json.dumps({"error": "unauthorized", "detail": "send Authorization: Bearer <key>"}).encode()
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="archivist-mcp"')]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: dict) -> bool:
+        values = [v for k, v in scope.get("headers", ()) if k == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, token = values[0].partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self._expected)
+
+
+def http_app(server: MCPServer, *, key: str, host: str = "127.0.0.1") -> Any:
+    """The server's streamable HTTP app (at ``/mcp``) behind a bearer key."""
+    return BearerKey(server.streamable_http_app(host=host), key)
+
+
+def serve_http(server: MCPServer, *, key: str, host: str = "127.0.0.1", port: int = 8766) -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(server, key=key, host=host), host=host, port=port, log_level="warning")
