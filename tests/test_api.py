@@ -101,16 +101,25 @@ def test_bad_input_is_a_problem_never_a_500(server):
     assert c.get("/v1/users/alice/facts", headers=h(keys["alice"])).json()["total"] == 0
 
 
-@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"])
-def test_times_out_of_range_in_utc_are_a_422_never_a_500(server, when):
-    """Issue 19 #6: these offsets push the time past year 9999 or before year 1 in UTC."""
+@pytest.mark.parametrize("when, stored", [("9999-12-31T23:59:59-23:59", "9999-12-31T23:59:59.999999+00:00"),
+                                          ("0001-01-01T00:00:00+23:59", "0001-01-01T00:00:00+00:00")])
+def test_valid_times_beyond_the_utc_range_are_clamped_never_a_500(server, when, stored):
+    """Issue 19 #6: these offsets push the time past year 9999 or before year 1 in UTC.
+    They are valid RFC 3339 times, so they are accepted: a validity ending after 9999
+    never ends, one ending before year 1 has ended."""
     c, keys, _ = server
     fact = c.post("/v1/users/alice/facts", json={"content": "The user likes tea.", "valid_until": when},
                   headers=h(keys["alice"]))
+    assert fact.status_code == 201, fact.text
+    assert fact.json()["valid_until"] in (stored, stored.replace(".999999", ""))
     pref = c.put("/v1/users/alice/preferences/lang", json={"value": "en", "expires_at": when}, headers=h(keys["alice"]))
-    for response in (fact, pref):
-        assert response.status_code == 422, response.text
-        assert response.headers["content-type"] == "application/problem+json"
+    assert pref.status_code == 200, pref.text
+    live = [p["key"] for p in c.get("/v1/users/alice/preferences", headers=h(keys["alice"])).json()]
+    assert ("lang" in live) == when.startswith("9999")
+    for bad in ("", "tomorrow", 0, 1.5, True, "2026-13-01T00:00:00Z"):
+        r = c.post("/v1/users/alice/facts", json={"content": "The user likes tea.", "valid_until": bad},
+                   headers=h(keys["alice"]))
+        assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json", (bad, r.text)
 
 
 def test_ingest_runs_in_the_background_and_reports(server):

@@ -35,15 +35,16 @@ class FixedClock:
 
 
 def ensure_utc(value: datetime) -> datetime:
-    """Naive datetimes are taken as UTC; aware ones are converted to UTC. A time whose UTC
-    form falls outside years 1–9999 ("9999-12-31T23:59:59-23:59") is a ValueError, like
-    any other unreadable time, so every caller reports it as bad input."""
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC. A valid time
+    whose UTC form falls outside years 1–9999 ("9999-12-31T23:59:59-23:59") becomes the
+    nearest instant that exists there: a validity ending after year 9999 never ends,
+    one ending before year 1 has ended."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     try:
         return value.astimezone(UTC)
     except OverflowError:
-        raise ValueError(f"{value.isoformat()} is out of range in UTC") from None
+        return (datetime.max if value.year == datetime.max.year else datetime.min).replace(tzinfo=UTC)
 
 
 def parse_time(text: str) -> datetime:

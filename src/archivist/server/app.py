@@ -13,12 +13,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (
@@ -26,6 +28,8 @@ from ..errors import (
     BudgetExceeded,
     EvidenceNotFound,
     FactNotFound,
+    InvalidBudget,
+    InvalidCandidate,
     InvalidInput,
     StaleWrite,
     StoreConflict,
@@ -33,14 +37,16 @@ from ..errors import (
     TraceNotFound,
     WriteRejected,
 )
-from ..model import new_id
+from ..model import Category, new_id
+from ..pipeline.governance import GovernanceConfig
 from .inspector import INSPECTOR_CSP, INSPECTOR_HTML
 from .jobs import JobRunner
 from .keys import Principal, principal_for
+from .openapi import NDJSON, PROBLEM, complete
 
+MAX_CONTENT = GovernanceConfig().max_content_chars
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
-PROBLEM = "application/problem+json"
 
 
 class ApiError(Exception):
@@ -49,29 +55,54 @@ class ApiError(Exception):
         self.status, self.title, self.detail = status, title, detail
 
 
-def problem(status: int, title: str, detail: str, instance: str = "", **extra: Any) -> JSONResponse:
+def problem(status: int, title: str, detail: str, instance: str = "", headers: dict[str, str] | None = None,
+            **extra: Any) -> JSONResponse:
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail, "instance": instance, **extra}
-    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
 _STATUS = [
     (FactNotFound, 404, "not found"), (TraceNotFound, 404, "not found"), (EvidenceNotFound, 404, "not found"),
     (StaleWrite, 409, "stale write"), (StoreConflict, 409, "conflict"), (WriteRejected, 422, "rejected by the write gate"),
-    (BudgetExceeded, 422, "over budget"), (InvalidInput, 422, "invalid input"), (StoreLocked, 503, "store busy"),
+    (BudgetExceeded, 422, "over budget"), (InvalidBudget, 422, "invalid budget"),
+    (InvalidCandidate, 422, "invalid content"), (InvalidInput, 422, "invalid input"), (StoreLocked, 503, "store busy"),
 ]
 
 
+def _text_only(value: Any) -> Any:
+    """JSON carries times as text; a number is not read as seconds since 1970."""
+    if not isinstance(value, str):
+        raise ValueError("a date-time must be an RFC 3339 string")
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_text_only)]
+
+
 class Strict(BaseModel):
+    """A request body: no unknown fields, and no JSON true/false where a number is
+    expected (pydantic would read them as 1 and 0)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                if isinstance(value, bool) and name in cls.model_fields:
+                    raise ValueError(f"{name} must not be true or false")
+        return data
 
 
 class RememberBody(Strict):
-    content: str = Field(min_length=1, max_length=20_000)
-    category: str = "context"
+    content: str = Field(min_length=1, max_length=MAX_CONTENT,
+                         description="The fact, in the user's words (control and invisible characters are dropped).")
+    category: Category = Category.CONTEXT
     key: str | None = Field(default=None, max_length=120)
     confidence: float = Field(default=1.0, ge=0, le=1)
     kind: Literal["fact", "inference", "heuristic"] = "fact"
-    valid_until: str | None = None
+    valid_until: Timestamp | None = Field(default=None, description="When it stops being true (UTC if no offset).")
 
 
 class MessageIn(Strict):
@@ -94,7 +125,7 @@ class SearchBody(Strict):
 class ContextBody(Strict):
     query: str = Field(min_length=1, max_length=20_000)
     budget: int = Field(default=4000, ge=100, le=2_000_000)
-    reserve: int | None = Field(default=None, ge=0, le=1_000_000, strict=True,
+    reserve: int | None = Field(default=None, ge=0, le=1_000_000,
                                 description="Tokens left for the reply; default an eighth of the budget, at most 1000.")
     system: str = Field(default="", max_length=50_000)
 
@@ -102,17 +133,22 @@ class ContextBody(Strict):
 class PreferenceBody(Strict):
     value: str = Field(min_length=1, max_length=2000)
     based_on: int = Field(default=0, ge=0)
-    expires_at: str | None = None
+    expires_at: Timestamp | None = Field(default=None, description="When it lapses (UTC if no offset).")
 
 
-def principal(request: Request, authorization: Annotated[str | None, Header()] = None,
-              x_api_key: Annotated[str | None, Header()] = None,
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="The API key as a bearer token.")
+_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey", description="The API key.")
+
+
+def principal(request: Request,
+              bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)] = None,
+              x_api_key: Annotated[str | None, Depends(_API_KEY)] = None,
               x_project: Annotated[str | None, Header(alias="X-Project", pattern=NAME, max_length=128,
                                                       description="The project whose memory is in reach: its "
                                                                   "project facts plus the user's own.")] = None,
               ) -> Principal:
     """The caller, from the API key alone (and the project the request works in)."""
-    secret = x_api_key or (authorization[7:] if authorization and authorization.lower().startswith("bearer ") else None)
+    secret = x_api_key or (bearer.credentials if bearer else None)
     found = principal_for(request.app.state.memory.store, secret or "")
     if found is None:
         raise ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer … or X-API-Key)")
@@ -186,7 +222,14 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        return problem(exc.status_code, "error", str(exc.detail), request.url.path)
+        headers = exc.headers
+        if exc.status_code == 405:  # every method of the path (Starlette names only the first route's)
+            from starlette.routing import Match
+
+            allowed = {m for r in app.routes if r.matches(request.scope)[0] is Match.PARTIAL
+                       for m in getattr(r, "methods", None) or ()}
+            headers = {**(headers or {}), "Allow": ", ".join(sorted(allowed))}
+        return problem(exc.status_code, "error", str(exc.detail), request.url.path, headers=headers)
 
     def scope_of(p: Principal, user: str, agent: str, role: str = "reader"):
         if not p.may_act_for(user, agent):
@@ -317,7 +360,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return {k: v for k, v in job.items() if k != "tenant"}
 
     # -- export ------------------------------------------------------------------------
-    @app.get("/v1/users/{user}/export", tags=["export"])
+    @app.get("/v1/users/{user}/export", tags=["export"], response_class=StreamingResponse,
+             responses={200: {"description": "One JSON record per line.",
+                              "content": {NDJSON: {"schema": {"type": "string"}}}}})
     def export(p: Caller, user: UserPath) -> StreamingResponse:
         """The user's memory as versioned JSONL (admin keys for every agent only)."""
         user_wide(p, user, "admin")
@@ -371,5 +416,12 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     def health() -> dict:
         return {"status": "ok"}
 
+    def document() -> dict:
+        if app.openapi_schema is None:
+            modes = ["keyword", "vector", "hybrid"] if getattr(memory, "embedder", None) else ["keyword"]
+            app.openapi_schema = complete(FastAPI.openapi(app), search_modes=modes)
+        return app.openapi_schema
+
+    app.openapi = document  # type: ignore[method-assign]
     app.router.on_shutdown.append(jobs.shutdown)
     return app
