@@ -69,9 +69,9 @@ def mcp_http(tmp_path, request):
     db = str(tmp_path / "m.db")
     Memory.open(db).scope(user="alice").remember("Alice's favourite tea is genmaicha.")
     port = free_port()
-    key_args, env = [], {**os.environ, "ARCHIVIST_MCP_KEY": KEY}
+    key_args, env = [], {**os.environ, "ARCHIVIST_MCP_KEY": f" {KEY}\n"}  # surrounding whitespace is not the key
     if getattr(request, "param", "env") == "file":
-        (tmp_path / "key").write_text(KEY + "\n")
+        (tmp_path / "key").write_bytes("\ufeff".encode() + KEY.encode() + b"\r\n")  # a BOM and CRLF from an editor
         key_args, env = ["--key-file", str(tmp_path / "key")], {**os.environ, "ARCHIVIST_MCP_KEY": ""}
     proc = subprocess.Popen(
         [sys.executable, "-m", "archivist.cli", "mcp", "--db", db, "--user", "alice",
@@ -126,11 +126,18 @@ def test_streamable_http_refuses_a_request_without_the_key(mcp_http, headers):
         assert "genmaicha" not in r.text
 
 
-def test_streamable_http_will_not_start_without_a_key(tmp_path):
+def test_streamable_http_will_not_start_without_a_usable_key(tmp_path):
     import os
     import subprocess
 
-    for env_key, extra in (("", []), ("short", []), ("", ["--key-file", str(tmp_path / "missing")])):
+    bad_files = {"bom-then-nothing": "\ufeff".encode() + b"   \n", "two-lines": b"abcdefgh12345678\nsecond-line-here",
+                 "nul": b"\0" * 16, "not-utf8": b"\xff\xfe" + b"\x80" * 20, "inner-space": b"abcdefgh 12345678"}
+    cases = [("", []), ("short", []), (" " * 16, []), ("abcdefgh\t12345678", []),
+             ("", ["--key-file", str(tmp_path / "missing")])]
+    for name, content in bad_files.items():
+        (tmp_path / name).write_bytes(content)
+        cases.append(("", ["--key-file", str(tmp_path / name)]))
+    for env_key, extra in cases:
         out = subprocess.run(
             [sys.executable, "-m", "archivist.cli", "mcp", "--db", str(tmp_path / "m.db"), "--user", "alice",
              "--transport", "streamable-http", "--port", str(free_port()), *extra],

@@ -108,7 +108,7 @@ def test_memory_search_json_is_bounded(alice, mem):
     assert alice.memory_search("") == "[]"
 
 
-def planned_scope(mem, budget=7):
+def planned_scope(mem, budget=14):
     """54 facts: 8 hold "notebook", 6 hold "bonsai"; at most ``budget`` are scored."""
     mem.store._keywords.budget = budget
     s = mem.scope(user="alice")
@@ -207,3 +207,42 @@ def test_long_queries_keep_their_latest_terms():
     words = [f"word{i}" for i in range(200)]
     terms = query_terms(" ".join(words))
     assert len(terms) == 64 and terms[-1] == "word199" and terms[0] == "word136"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("Hauptstraße", "Hauptstraße"), ("HAUPTSTRASSE", None), ("İstanbul", "İstanbul"), ("İSTANBUL", "İstanbul"),
+    ("istanbul", "İstanbul"), ("ca\u200bfé", "café"), ("cafe", "café"), ("ΣΊΣΥΦΟΣ", "Σίσυφος"), ("ﬁle", "file"),
+])
+def test_queries_fold_like_the_index(store_target, query, expected):
+    """A query is lowercased, not case-folded ("ß" stays "ß", as the index keeps it), loses
+    invisible characters as stored text did, and the dot of a lowercased "İ" goes."""
+    with Memory.open(store_target) as mem:
+        s = mem.scope(user="alice")
+        for text in ("Alice lives on Hauptstraße in Berlin.", "Bob moved to İstanbul last year.",
+                     "The café opens at nine.", "Σίσυφος is a myth.", "The config file is large."):
+            s.remember(text)
+        if query == "cafe" and type(mem.store).__name__ == "PostgresStore":
+            expected = None  # PostgreSQL's text search keeps diacritics (no unaccent); FTS5 removes them
+        found = [h.fact.content for h in s.search(query, k=1, mode="keyword")]
+        assert found == [] if expected is None else expected in found[0], found
+
+
+def test_a_fact_holding_every_term_is_found_when_each_term_is_common(mem):
+    """Issue 19 red team: each term alone fills the candidate budget; the facts holding
+    both are collected first, so the best match is never left out."""
+    mem.store._keywords.budget = 20
+    s = mem.scope(user="alice")
+    s.remember("The user's apple banana smoothie recipe uses oat milk.")
+    s.remember_many([{"content": f"apple note {i}"} for i in range(30)] + [{"content": f"banana note {i}"} for i in range(30)],
+                    dedupe=False)
+    for query in ("apple banana", "banana apple"):
+        assert "smoothie" in s.search(query, k=3, mode="keyword")[0].fact.content
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "3"])
+def test_k_must_be_a_whole_number_of_hits(alice, k):
+    from archivist.errors import InvalidInput
+
+    alice.remember("The user likes tea.")
+    with pytest.raises(InvalidInput):
+        alice.search("tea", k=k)

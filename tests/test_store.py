@@ -203,11 +203,14 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
                                                for i in range(5)])
         mem.scope("acme", "bob", "helper").remember_many([{"content": "Bob 喜欢在深圳 running races."},
                                                            {"content": "Bob runs daily."}])
+        mem.scope("acme", "bob", "helper", project="apollo").remember_many(
+            [{"content": "In this project Apollo ships on Friday.", "scope": "project"}])
         gone = mem.scope(user="alice").facts()[0]
         mem.scope(user="alice").forget(gone.id)
     fresh = keyword_tables(path)
-    assert len(fresh["keyword_docs"]) == 6 and len(fresh["keyword_scopes"]) == 2
-    assert ("run" in {t for _, t, _ in fresh["keyword_terms"]})
+    assert len(fresh["keyword_docs"]) == 7 and len(fresh["keyword_scopes"]) == 3
+    assert "run" in {t for _, _, t, _ in fresh["keyword_terms"]}
+    assert {p for _, p, _ in fresh["keyword_docs"]} == {"", "apollo"}
     conn = sqlite3.connect(path)  # back to schema 11: no keyword tables, the old vocabulary view
     for statement in ("DROP TABLE keyword_docs", "DROP TABLE keyword_terms", "DROP TABLE keyword_scopes",
                       "CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row')",

@@ -52,24 +52,35 @@ def test_forgetting_leaves_other_tenants_cached_vectors(store_target):
 PROBES = ["The user's code word is zebra.", "The user's code word is walrus.", "The user plans a zebra walrus trip."]
 
 
+def project_facts(scope, texts):
+    """Write ``texts`` as the scope's facts: project facts when the scope has a project."""
+    kind = {"scope": "project"} if scope.identity.project else {}
+    saved = scope.remember_many([{"content": t, **kind} for t in texts]).saved
+    assert len(saved) == len(texts) and all(f.identity.project == scope.identity.project for f in saved)
+
+
 def probe(mem):
-    """What tenant acme's alice sees for each probe word: hits, scores, explanations."""
-    alice = mem.scope("acme", "alice")
+    """What tenant acme's alice sees for each probe word, outside every project and in
+    project p1: hits, scores, explanations."""
     return [[(h.fact.content, h.score, h.explanation) for h in alice.search(q, k=5, mode="keyword")]
+            for alice in (mem.scope("acme", "alice"), mem.scope("acme", "alice", project="p1"))
             for q in ("zebra", "walrus", "zebra walrus", "code word trip")]
 
 
-@pytest.mark.parametrize("other", [("globex", "mallory"), ("acme", "bob")], ids=["other tenant", "other user"])
+@pytest.mark.parametrize("other", [("globex", "mallory"), ("acme", "bob"), ("acme", "alice", "default", "p2")],
+                         ids=["other tenant", "other user", "other project"])
 def test_another_scopes_words_change_no_keyword_score(store_target, other):
+    """Another project of the same user counts too: a scope without a project, or in
+    project p1, must not learn what project p2 holds."""
     with Memory.open(store_target) as mem:
         mem.scope("acme", "alice").remember_many([{"content": c} for c in PROBES])
+        project_facts(mem.scope("acme", "alice", project="p1"), ["In this project the launch code word is zebra."])
         before = probe(mem)
         assert all(before) and before[0][0][2]["bm25"] != 0
-        neighbour = mem.scope(*other)
-        neighbour.remember_many([{"content": f"zebra zebra herd number {i}"} for i in range(25)])
+        neighbour = mem.scope(*other[:3], project=other[3] if len(other) > 3 else None)
+        project_facts(neighbour, [f"zebra zebra herd number {i}" for i in range(25)])
         assert probe(mem) == before
-        neighbour.remember_many([{"content": f"walrus colony {i} with a long description of the code word"}
-                                 for i in range(25)])
+        project_facts(neighbour, [f"walrus colony {i} with a long description of the code word" for i in range(25)])
         assert probe(mem) == before
         for fact in neighbour.facts()[:30]:
             neighbour.forget(fact.id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -730,13 +731,15 @@ def mcp(
     key = ""
     if transport == "streamable-http":
         try:
-            key = key_file.read_text(encoding="utf-8").strip() if key_file else os.environ.get("ARCHIVIST_MCP_KEY", "")
-        except OSError as exc:
-            raise InvalidInput(f"cannot read --key-file: {exc}") from None
-        if len(key) < MIN_KEY_LENGTH:
-            raise InvalidInput(f"streamable-http needs a bearer key of at least {MIN_KEY_LENGTH} characters: put it "
-                               "in a file given with --key-file, or in $ARCHIVIST_MCP_KEY (for example: "
-                               "python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+            raw = key_file.read_bytes().decode("utf-8-sig") if key_file else os.environ.get("ARCHIVIST_MCP_KEY", "")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"cannot read --key-file: {type(exc).__name__}: {exc}") from None
+        key = raw.strip()
+        if not re.fullmatch(r"[\x21-\x7e]{%d,}" % MIN_KEY_LENGTH, key):
+            raise InvalidInput(f"streamable-http needs a bearer key: one line of at least {MIN_KEY_LENGTH} visible "
+                               "ASCII characters (what an Authorization header can carry), in a file given with "
+                               "--key-file or in $ARCHIVIST_MCP_KEY; for example: "
+                               "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
     mem = _open(db)
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
                           agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),

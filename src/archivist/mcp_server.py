@@ -80,8 +80,8 @@ class BearerKey:
     that reaches the port, could otherwise read and change the served user's memory."""
 
     def __init__(self, app: Any, key: str) -> None:
-        if len(key) < MIN_KEY_LENGTH:
-            raise ValueError(f"the MCP bearer key must be at least {MIN_KEY_LENGTH} characters")
+        if len(key) < MIN_KEY_LENGTH or not key.isascii() or not key.isprintable() or " " in key:
+            raise ValueError(f"the MCP bearer key must be at least {MIN_KEY_LENGTH} visible ASCII characters")
         self.app, self._expected = app, key.encode()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:

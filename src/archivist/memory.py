@@ -789,8 +789,9 @@ class MemoryScope(_ContextMixin):
         """Recall facts of this scope. ``mode``: ``keyword`` (bm25 pool of 2·k re-sorted by
         the seed 000 formula, see :mod:`archivist.retrieval.rank`), ``vector`` or
         ``hybrid`` (see :mod:`archivist.retrieval.hybrid`); the default is hybrid when
-        the memory has an embedder, else keyword. Any text is a valid query; hits always
-        carry their explanation (``explain`` is accepted for readability)."""
+        the memory has an embedder, else keyword. Any text is a valid query; ``k`` is at
+        least 1 and at most 100 is returned; hits always carry their explanation
+        (``explain`` is accepted for readability)."""
         if not isinstance(query, str):
             raise InvalidInput("the query must be a string")
         if len(query) > MAX_QUERY_CHARS:
@@ -798,7 +799,9 @@ class MemoryScope(_ContextMixin):
         mode = mode or ("hybrid" if self.memory.embedder is not None else "keyword")
         if mode not in ("keyword", "vector", "hybrid"):
             raise InvalidInput(f"mode must be keyword, vector or hybrid, got {mode!r}")
-        k = max(1, min(int(k), 100))
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInput(f"k must be a whole number of hits ≥ 1, got {k!r}")
+        k = min(k, 100)
         if not query.strip():
             return []
         now = self._now()

@@ -19,7 +19,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 
-from ..model.folding import compact, normalize  # noqa: F401 - re-exported for the index's callers
+from ..model.folding import compact, normalize, sanitize  # noqa: F401 - re-exported for the index's callers
 
 _CJK = (
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"  # Han
@@ -121,7 +121,10 @@ def query_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS, limit: int =
 
     If every term is a stopword the stopwords are kept, so "what is it" still searches.
     """
-    text = unicodedata.normalize("NFKC", clean(text)).casefold()
+    # lower(), not casefold(): the index lowercases ("straße" stays "straße", never
+    # "strasse"); invisible characters go as they went from stored text; the dot of a
+    # lowercased "İ" goes as the index drops it (else it would split "istanbul")
+    text = unicodedata.normalize("NFKC", clean(sanitize(text))).lower().replace("i\u0307", "i")
     terms: list[str] = []
     pos = 0
     for match in _CJK_RUN.finditer(text):

@@ -282,6 +282,19 @@ MIGRATIONS: list[str] = [
     -- stated preferences are read on every model call
     CREATE INDEX facts_by_category ON facts (tenant, user_id, agent, category, status, created_at);
     """,
+    # 4: keyword statistics per project too ('' = no project): a scope outside every
+    #    project, or in one, must not learn from its scores what another project holds
+    """
+    ALTER TABLE fact_terms ADD COLUMN project text NOT NULL DEFAULT '';
+    UPDATE fact_terms t SET project = f.project FROM facts f WHERE f.seq = t.fact_seq AND f.project IS NOT NULL;
+    ALTER TABLE term_stats ADD COLUMN project text NOT NULL DEFAULT '';
+    ALTER TABLE term_stats DROP CONSTRAINT term_stats_pkey;
+    DELETE FROM term_stats;
+    INSERT INTO term_stats (tenant, user_id, agent, project, lexeme, df)
+        SELECT tenant, user_id, agent, project, l, count(*) FROM fact_terms,
+        unnest(tsvector_to_array(tsv) || '{""}'::text[]) AS l GROUP BY 1, 2, 3, 4, 5;
+    ALTER TABLE term_stats ADD PRIMARY KEY (tenant, user_id, agent, project, lexeme);
+    """,
 ]
 
 def _ts(value: datetime | None) -> datetime | None:
@@ -547,25 +560,26 @@ class PostgresStore(Store):
         i = fact.identity
         self._write(
             i,
-            f"WITH t AS (INSERT INTO fact_terms VALUES (%s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s)) "
-            "RETURNING tenant, user_id, agent, tsv) "
-            "INSERT INTO term_stats SELECT t.tenant, t.user_id, t.agent, l, 1 FROM t, "
+            "WITH t AS (INSERT INTO fact_terms (fact_seq, tenant, user_id, agent, project, tsv) "
+            f"VALUES (%s, %s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s)) RETURNING tenant, user_id, agent, project, tsv) "
+            "INSERT INTO term_stats (tenant, user_id, agent, project, lexeme, df) "
+            "SELECT t.tenant, t.user_id, t.agent, t.project, l, 1 FROM t, "
             "unnest(tsvector_to_array(t.tsv) || '{\"\"}'::text[]) AS l "
-            "ON CONFLICT (tenant, user_id, agent, lexeme) DO UPDATE SET df = term_stats.df + 1",
-            (seq, i.tenant, i.user, i.agent, segment_for_index(index_text(fact))),
+            "ON CONFLICT (tenant, user_id, agent, project, lexeme) DO UPDATE SET df = term_stats.df + 1",
+            (seq, i.tenant, i.user, i.agent, i.project or "", segment_for_index(index_text(fact))),
         )
 
     def _unindex(self, identity: Identity, seq: int) -> int:
         """Remove a fact from the keyword index; lexemes no fact holds any more go too."""
         row = self._write(identity, "DELETE FROM fact_terms WHERE fact_seq = %s "
-                                    "RETURNING tsvector_to_array(tsv) || '{\"\"}'::text[]", (seq,)).fetchone()
+                                    "RETURNING tsvector_to_array(tsv) || '{\"\"}'::text[], project", (seq,)).fetchone()
         if row is None:
             return 0
-        scope = (identity.tenant, identity.user, identity.agent)
+        scope = (identity.tenant, identity.user, identity.agent, row[1])
         self._write(identity, "DELETE FROM term_stats WHERE tenant = %s AND user_id = %s AND agent = %s "
-                              "AND lexeme = ANY(%s) AND df <= 1", (*scope, row[0]))
+                              "AND project = %s AND lexeme = ANY(%s) AND df <= 1", (*scope, row[0]))
         self._write(identity, "UPDATE term_stats SET df = df - 1 WHERE tenant = %s AND user_id = %s AND agent = %s "
-                              "AND lexeme = ANY(%s)", (*scope, row[0]))
+                              "AND project = %s AND lexeme = ANY(%s)", (*scope, row[0]))
         return 1
 
     def update_fact(self, fact: Fact) -> None:
@@ -647,20 +661,23 @@ class PostgresStore(Store):
         terms = [t for t in dict.fromkeys(terms) if t and any(ch.isalnum() for ch in t)]
         if not terms:
             return []
-        scope = (identity.tenant, identity.user, identity.agent)
+        # what the scope sees: its facts outside every project, and its project's
+        scope = (identity.tenant, identity.user, identity.agent, ["", identity.project or ""])
         stats = self._read(
             identity,
             # per term: its tsquery, and the fewest facts holding any one of its lexemes
             # (and the scope's indexed fact count, under the empty lexeme)
-            f"SELECT q::text, numnode(q), (SELECT coalesce(min(coalesce(s.df, 0)), 0) "
+            f"SELECT q::text, numnode(q), (SELECT coalesce(min(d), 0) FROM (SELECT coalesce(sum(s.df), 0) AS d "
             f"FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', t.term))) AS l LEFT JOIN term_stats s "
-            "ON s.tenant = %s AND s.user_id = %s AND s.agent = %s AND s.lexeme = l), "
-            "(SELECT df FROM term_stats WHERE tenant = %s AND user_id = %s AND agent = %s AND lexeme = '') "
+            "ON s.tenant = %s AND s.user_id = %s AND s.agent = %s AND s.project = ANY(%s) AND s.lexeme = l "
+            "GROUP BY l) x), "
+            "(SELECT sum(df) FROM term_stats WHERE tenant = %s AND user_id = %s AND agent = %s AND project = ANY(%s) "
+            "AND lexeme = '') "
             f"FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, n), LATERAL plainto_tsquery('{TS_CONFIG}', t.term) AS q "
             "ORDER BY n",
             (*scope, *scope, terms),
         )
-        docs = (stats[0][3] or 0) if stats else 0
+        docs = int(stats[0][3] or 0) if stats else 0
         weighted = []
         for (query, nodes, df, _), term in zip(stats, terms, strict=True):
             if nodes and df:
@@ -680,7 +697,7 @@ class PostgresStore(Store):
         hits = self._top_then_facts(
             identity,
             f"SELECT fact_seq, {score} + 0.01 * ts_rank(tsv, ({match}), 1) AS score FROM fact_terms "
-            f"WHERE tenant = %s AND user_id = %s AND agent = %s AND tsv @@ ({match}) "
+            f"WHERE tenant = %s AND user_id = %s AND agent = %s AND project = ANY(%s) AND tsv @@ ({match}) "
             "ORDER BY score DESC, fact_seq LIMIT %s",
             [*params, *queries, *scope, *queries], limit, live_at, best_first=True,
         )
@@ -780,20 +797,23 @@ class PostgresStore(Store):
             self._write(MAINTENANCE, "DELETE FROM term_stats")
             last = 0
             while True:
-                batch = self._write(MAINTENANCE, "SELECT seq, tenant, user_id, agent, content, context FROM facts "
+                batch = self._write(MAINTENANCE, "SELECT seq, tenant, user_id, agent, coalesce(project, ''), content, "
+                                                 "context FROM facts "
                                                  "WHERE status = 'committed' AND seq > %s ORDER BY seq LIMIT 1000",
                                     (last,)).fetchall()
                 if not batch:
                     break
-                self._write_many(MAINTENANCE, f"INSERT INTO fact_terms VALUES (%s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s))",
-                                 [(seq, t, u, a, segment_for_index(c + ("\n" + ctx if ctx else "")))
-                                  for seq, t, u, a, c, ctx in batch])
+                self._write_many(MAINTENANCE, "INSERT INTO fact_terms (fact_seq, tenant, user_id, agent, project, tsv) "
+                                              f"VALUES (%s, %s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s))",
+                                 [(seq, t, u, a, pr, segment_for_index(c + ("\n" + ctx if ctx else "")))
+                                  for seq, t, u, a, pr, c, ctx in batch])
                 last = batch[-1][0]
                 done += len(batch)
                 if progress:
                     progress(done, total)
-            self._write(MAINTENANCE, "INSERT INTO term_stats SELECT tenant, user_id, agent, l, count(*) FROM fact_terms, "
-                                     "unnest(tsvector_to_array(tsv) || '{\"\"}'::text[]) AS l GROUP BY 1, 2, 3, 4")
+            self._write(MAINTENANCE, "INSERT INTO term_stats (tenant, user_id, agent, project, lexeme, df) "
+                                     "SELECT tenant, user_id, agent, project, l, count(*) FROM fact_terms, "
+                                     "unnest(tsvector_to_array(tsv) || '{\"\"}'::text[]) AS l GROUP BY 1, 2, 3, 4, 5")
         return done
 
     # -- session summaries ----------------------------------------------------------

@@ -355,45 +355,53 @@ MIGRATIONS: list[str] = [
     -- stated preferences are read on every model call
     CREATE INDEX facts_by_category ON facts(tenant, user_id, agent, category, status, created_at);
     """,
-    # 12: keyword statistics per scope. FTS5's bm25() reads document counts and lengths
-    #     of the whole table, so one tenant's scores would reveal another's words; each
-    #     indexed fact's tokens and each scope's counts are kept here instead (the
-    #     triggers keep them exact on every insert and delete). 36 = SEQ_BITS.
+    # 12: keyword statistics per scope and project. FTS5's bm25() reads document counts
+    #     and lengths of the whole table, so one tenant's scores would reveal another's
+    #     words; each indexed fact's tokens and each (scope, project)'s counts are kept
+    #     here instead ('' = no project; the triggers keep them exact on every insert and
+    #     delete). 36 = SEQ_BITS.
     """
     CREATE TABLE keyword_docs (
         fts_rowid INTEGER PRIMARY KEY,
+        project   TEXT NOT NULL,
         tokens    TEXT NOT NULL
     );
     CREATE TABLE keyword_terms (
         scope_id INTEGER NOT NULL,
+        project  TEXT NOT NULL,
         term     TEXT NOT NULL,
         df       INTEGER NOT NULL,
-        PRIMARY KEY (scope_id, term)
+        PRIMARY KEY (scope_id, project, term)
     ) WITHOUT ROWID;
     CREATE TABLE keyword_scopes (
-        scope_id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL,
+        project  TEXT NOT NULL,
         docs     INTEGER NOT NULL,
-        tokens   INTEGER NOT NULL
+        tokens   INTEGER NOT NULL,
+        PRIMARY KEY (scope_id, project)
     );
     CREATE TRIGGER keyword_doc_added AFTER INSERT ON keyword_docs BEGIN
-        INSERT INTO keyword_terms (scope_id, term, df)
-            SELECT NEW.fts_rowid >> 36, value, 1 FROM (SELECT DISTINCT value FROM json_each(NEW.tokens)) WHERE true
-            ON CONFLICT (scope_id, term) DO UPDATE SET df = df + 1;
-        INSERT INTO keyword_scopes (scope_id, docs, tokens) VALUES (NEW.fts_rowid >> 36, 1, json_array_length(NEW.tokens))
-            ON CONFLICT (scope_id) DO UPDATE SET docs = docs + 1, tokens = tokens + excluded.tokens;
+        INSERT INTO keyword_terms (scope_id, project, term, df)
+            SELECT NEW.fts_rowid >> 36, NEW.project, value, 1
+            FROM (SELECT DISTINCT value FROM json_each(NEW.tokens)) WHERE true
+            ON CONFLICT (scope_id, project, term) DO UPDATE SET df = df + 1;
+        INSERT INTO keyword_scopes (scope_id, project, docs, tokens)
+            VALUES (NEW.fts_rowid >> 36, NEW.project, 1, json_array_length(NEW.tokens))
+            ON CONFLICT (scope_id, project) DO UPDATE SET docs = docs + 1, tokens = tokens + excluded.tokens;
     END;
     CREATE TRIGGER keyword_doc_removed AFTER DELETE ON keyword_docs BEGIN
-        UPDATE keyword_terms SET df = df - 1
-            WHERE scope_id = OLD.fts_rowid >> 36 AND term IN (SELECT value FROM json_each(OLD.tokens));
-        DELETE FROM keyword_terms
-            WHERE scope_id = OLD.fts_rowid >> 36 AND df <= 0 AND term IN (SELECT value FROM json_each(OLD.tokens));
+        UPDATE keyword_terms SET df = df - 1 WHERE scope_id = OLD.fts_rowid >> 36 AND project = OLD.project
+            AND term IN (SELECT value FROM json_each(OLD.tokens));
+        DELETE FROM keyword_terms WHERE scope_id = OLD.fts_rowid >> 36 AND project = OLD.project AND df <= 0
+            AND term IN (SELECT value FROM json_each(OLD.tokens));
         UPDATE keyword_scopes SET docs = docs - 1, tokens = tokens - json_array_length(OLD.tokens)
-            WHERE scope_id = OLD.fts_rowid >> 36;
-        DELETE FROM keyword_scopes WHERE scope_id = OLD.fts_rowid >> 36 AND docs <= 0;
+            WHERE scope_id = OLD.fts_rowid >> 36 AND project = OLD.project;
+        DELETE FROM keyword_scopes WHERE scope_id = OLD.fts_rowid >> 36 AND project = OLD.project AND docs <= 0;
     END;
     CREATE VIRTUAL TABLE temp.facts_instances USING fts5vocab(main, facts_fts, instance);
-    INSERT INTO keyword_docs (fts_rowid, tokens)
-        SELECT doc, json_group_array(term) FROM temp.facts_instances GROUP BY doc;
+    INSERT INTO keyword_docs (fts_rowid, project, tokens)
+        SELECT v.doc, coalesce(f.project, ''), json_group_array(v.term) FROM temp.facts_instances v
+        JOIN facts f ON f.seq = (v.doc & 68719476735) GROUP BY v.doc;
     DROP TABLE temp.facts_instances;
     DROP TABLE facts_vocab;
     """,
@@ -596,17 +604,18 @@ class SQLiteStore(Store):
 
     def _index(self, seq: int, fact: Fact) -> None:
         self._index_rows([(fts_rowid(self._scope_id(fact.identity, create=True), seq),
-                           segment_for_index(index_text(fact)))])
+                           segment_for_index(index_text(fact)), fact.identity.project)])
 
-    def _index_rows(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Add ``(fts_rowid, body)`` rows to the keyword index, and their tokens to
-        ``keyword_docs`` (whose triggers count them into the scope's statistics)."""
-        tokens = self._keywords.tokens([body for _, body in rows])
+    def _index_rows(self, rows: Sequence[tuple[int, str, str | None]]) -> None:
+        """Add ``(fts_rowid, body, project)`` rows to the keyword index, and their tokens
+        to ``keyword_docs`` (whose triggers count them into the scope's statistics)."""
+        tokens = self._keywords.tokens([body for _, body, _ in rows])
         try:
-            self._conn.executemany("INSERT INTO facts_fts (rowid, body) VALUES (?, ?)", rows)
-            self._conn.executemany("INSERT INTO keyword_docs (fts_rowid, tokens) VALUES (?, ?)",
-                                   [(rowid, json.dumps(t, ensure_ascii=False, separators=(",", ":")))
-                                    for (rowid, _), t in zip(rows, tokens, strict=True)])
+            self._conn.executemany("INSERT INTO facts_fts (rowid, body) VALUES (?, ?)",
+                                   [(rowid, body) for rowid, body, _ in rows])
+            self._conn.executemany("INSERT INTO keyword_docs (fts_rowid, project, tokens) VALUES (?, ?, ?)",
+                                   [(rowid, project or "", json.dumps(t, ensure_ascii=False, separators=(",", ":")))
+                                    for (rowid, _, project), t in zip(rows, tokens, strict=True)])
         except sqlite3.Error as exc:
             raise _translate(exc, self.path) from exc
 
@@ -702,8 +711,9 @@ class SQLiteStore(Store):
         return [_fact_from_row(r) for r in rows]
 
     def keyword_search(self, identity, terms, *, limit, live_at):
-        """BM25 with the scope's own statistics (see :class:`KeywordScorer`), best first,
-        expired facts skipped."""
+        """BM25 with the statistics of what this scope sees — its facts outside every
+        project, and its project's (see :class:`KeywordScorer`) — best first, expired
+        facts skipped."""
         terms = [t for t in dict.fromkeys(terms) if t]
         with self._lock:
             scope_id = self._scope_id(identity) if terms else None
@@ -712,11 +722,14 @@ class SQLiteStore(Store):
         scorer = self._keywords
         stems = dict(zip(terms, scorer.tokens(terms), strict=True))
         wanted = sorted({tok for toks in stems.values() for tok in toks})
-        scope = self._read("SELECT docs, tokens FROM keyword_scopes WHERE scope_id = ?", (scope_id,))
-        if not wanted or not scope:
+        projects = ("", identity.project) if identity.project else ("",)
+        seen = f"project IN ({', '.join('?' * len(projects))})"
+        scope = self._read(f"SELECT sum(docs), sum(tokens) FROM keyword_scopes WHERE scope_id = ? AND {seen}",
+                           (scope_id, *projects))[0]
+        if not wanted or not scope[0]:
             return []
-        df = dict(self._read(f"SELECT term, df FROM keyword_terms WHERE scope_id = ? AND term IN "
-                             f"({', '.join('?' * len(wanted))})", (scope_id, *wanted)))
+        df = dict(self._read(f"SELECT term, sum(df) FROM keyword_terms WHERE scope_id = ? AND {seen} AND term IN "
+                             f"({', '.join('?' * len(wanted))}) GROUP BY term", (scope_id, *projects, *wanted)))
         # a term's count is its rarest token's: no fact holds the term if one token is missing
         term_df = {t: min((df.get(tok, 0) for tok in toks), default=0) for t, toks in stems.items()}
         collect, used = scorer.plan(terms, term_df)
@@ -724,14 +737,16 @@ class SQLiteStore(Store):
             return []
         dropped = tuple(t for t in terms if t not in used)
         lo, hi = scope_range(scope_id)
-        # each collected term's newest ``room`` facts of the scope, with their tokens
-        union = " UNION ".join(["SELECT rowid FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? "
-                                "AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)"] * len(collect))
+        # the oldest ``room`` facts this scope sees for each expression, with their tokens
+        # (FTS5 seeks forward to the scope's range; reading backwards would walk every later rowid)
+        union = " UNION ".join(["SELECT rowid FROM (SELECT f.rowid FROM facts_fts f JOIN keyword_docs k "
+                                "ON k.fts_rowid = f.rowid WHERE facts_fts MATCH ? AND f.rowid BETWEEN ? AND ? "
+                                f"AND k.{seen} ORDER BY f.rowid LIMIT ?)"] * len(collect))
         docs = self._read(f"WITH c(rowid) AS ({union}) SELECT c.rowid, d.tokens FROM c "
                           "JOIN keyword_docs d ON d.fts_rowid = c.rowid",
-                          [p for term, room in collect for p in (quote_term(term), lo, hi, room)])
+                          [p for expression, room in collect for p in (expression, lo, hi, *projects, room)])
         main = {tok for t in used for tok in stems[t]}
-        ranked = scorer.rank(docs, scope[0], main, {tok for t in dropped for tok in stems[t]} - main, df)
+        ranked = scorer.rank(docs, scope, main, {tok for t in dropped for tok in stems[t]} - main, df)
         out: list[KeywordMatch] = []
         start, fetch = 0, limit
         while start < len(ranked) and len(out) < limit:  # widen until enough survive the expiry filter
@@ -825,12 +840,13 @@ class SQLiteStore(Store):
                 "SELECT DISTINCT tenant, user_id, agent FROM facts WHERE status = 'committed'"
             )
             cursor = self._conn.execute(
-                "SELECT f.seq, s.id, f.content || coalesce(char(10) || f.context, '') FROM facts f JOIN scopes s "
+                "SELECT f.seq, s.id, f.content || coalesce(char(10) || f.context, ''), f.project FROM facts f JOIN scopes s "
                 "ON s.tenant = f.tenant AND s.user_id = f.user_id AND s.agent = f.agent "
                 "WHERE f.status = 'committed' ORDER BY f.seq"
             )
             while batch := cursor.fetchmany(1000):
-                self._index_rows([(fts_rowid(scope_id, seq), segment_for_index(text)) for seq, scope_id, text in batch])
+                self._index_rows([(fts_rowid(scope_id, seq), segment_for_index(text), project)
+                                  for seq, scope_id, text, project in batch])
                 done += len(batch)
                 if progress:
                     progress(done, total)
@@ -1457,11 +1473,12 @@ class KeywordScorer:
     with FTS5's formula and constants: nothing outside the scope changes a score, an
     order, or which facts are looked at.
 
-    Cost is bounded by the scope's own data: query terms are taken rarest first, each
-    adding the newest facts that hold it, until ``budget`` candidates are collected. A
-    term left out or cut short still adds its exact weight (reported as the common-term
-    bonus) to every candidate that holds it; only facts holding none of the collected
-    terms are not looked at. On 100,000 facts of one scope, 500 candidates keep 81% of
+    Cost is bounded by the scope's own data: the facts holding every query term come
+    first (up to half the budget), then query terms are taken rarest first, each adding
+    the oldest facts that hold it, until ``budget`` candidates are collected. A term
+    left out or cut short still adds its exact weight (reported as the common-term bonus)
+    to every candidate that holds it; only facts holding none of the collected terms
+    are not looked at. A project's facts count only where that project is seen. On 100,000 facts of one scope, 500 candidates keep 81% of
     the exact top 10 (the whole-table FTS5 ranking this replaced kept 60%) at a p50 of
     3.5 ms; 1,000 keep 92% at 6.4 ms; on LoCoMo the budget changes nothing
     (``bench/keyword_planner_quality.py``).
@@ -1493,15 +1510,20 @@ class KeywordScorer:
         return out
 
     def plan(self, terms: Sequence[str], df: dict[str, int]) -> tuple[list[tuple[str, int]], list[str]]:
-        """Which terms collect candidates, and how many each (its newest facts): rarest
-        first while the budget lasts, from the scope's counts alone. Also the terms
-        collected whole (the others are scored as the common-term bonus)."""
+        """FTS5 expressions that collect candidates, and how many each may add (the
+        oldest): first the facts holding every term (up to half the budget), then each
+        term, rarest first, while the budget lasts — from the scope's counts alone. Also
+        the terms collected whole (the others are scored as the common-term bonus)."""
+        present = sorted((t for t in terms if df[t]), key=lambda t: df[t])
         collect, used, spent = [], [], 0
-        for term in sorted((t for t in terms if df[t]), key=lambda t: df[t]):
+        if len(present) > 1:
+            collect.append((" AND ".join(quote_term(t) for t in present), self.budget // 2))
+            spent = min(df[present[0]], self.budget // 2)
+        for term in present:
             room = self.budget - spent
             if room <= 0:
                 break
-            collect.append((term, room))
+            collect.append((quote_term(term), room))
             if df[term] <= room:
                 used.append(term)
             spent += df[term]
@@ -1523,7 +1545,7 @@ class KeywordScorer:
         parts = np.zeros((2, len(docs)))
         for row, group in ((0, main), (1, extra)):
             for tok in sorted(group):
-                n = df.get(tok, 0)
+                n = min(df.get(tok, 0), scope_docs)  # counts read a moment apart may disagree under concurrent writes
                 idf = max(math.log((scope_docs - n + 0.5) / (n + 0.5)), 1e-6)
                 needle = f'"{tok}"'
                 tf = np.fromiter((t.count(needle) for t in texts), dtype=np.float64, count=len(texts))
