@@ -33,6 +33,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/search_latency.py
 	$(BIN)/python bench/keyword_planner_quality.py
 	$(BIN)/python bench/keyword_timing_oracle.py
+	$(BIN)/python bench/keyword_budget.py
 	$(BIN)/python bench/assembly_latency.py
 	$(BIN)/python bench/middleware_overhead.py
 	$(BIN)/python bench/hybrid_latency.py

@@ -732,19 +732,28 @@ class SQLiteStore(Store):
                              f"({', '.join('?' * len(wanted))}) GROUP BY term", (scope_id, *projects, *wanted)))
         # a term's count is its rarest token's: no fact holds the term if one token is missing
         term_df = {t: min((df.get(tok, 0) for tok in toks), default=0) for t, toks in stems.items()}
-        collect, used = scorer.plan(terms, term_df)
-        if not collect:
+        present = [t for t in terms if term_df[t]]
+        if not present:
             return []
-        dropped = tuple(t for t in terms if t not in used)
         lo, hi = scope_range(scope_id)
-        # the oldest ``room`` facts this scope sees for each expression, with their tokens
-        # (FTS5 seeks forward to the scope's range; reading backwards would walk every later rowid)
-        union = " UNION ".join(["SELECT rowid FROM (SELECT f.rowid FROM facts_fts f JOIN keyword_docs k "
-                                "ON k.fts_rowid = f.rowid WHERE facts_fts MATCH ? AND f.rowid BETWEEN ? AND ? "
-                                f"AND k.{seen} ORDER BY f.rowid LIMIT ?)"] * len(collect))
-        docs = self._read(f"WITH c(rowid) AS ({union}) SELECT c.rowid, d.tokens FROM c "
-                          "JOIN keyword_docs d ON d.fts_rowid = c.rowid",
-                          [p for expression, room in collect for p in (expression, lo, hi, *projects, room)])
+
+        def collect(plan: list[tuple[str, int]]) -> list[tuple[int, str]]:
+            """The oldest ``room`` facts this scope sees for each expression, with their
+            tokens (FTS5 seeks forward to the scope's range; reading backwards would walk
+            every later rowid of the table)."""
+            union = " UNION ".join(["SELECT rowid FROM (SELECT f.rowid FROM facts_fts f JOIN keyword_docs k "
+                                    "ON k.fts_rowid = f.rowid WHERE facts_fts MATCH ? AND f.rowid BETWEEN ? AND ? "
+                                    f"AND k.{seen} ORDER BY f.rowid LIMIT ?)"] * len(plan))
+            return self._read(f"WITH c(rowid) AS ({union}) SELECT c.rowid, d.tokens FROM c "
+                              "JOIN keyword_docs d ON d.fts_rowid = c.rowid",
+                              [p for expression, room in plan for p in (expression, lo, hi, *projects, room)])
+
+        # first the facts holding every term, then each term rarest first with the room left
+        docs = collect([(" AND ".join(quote_term(t) for t in present), scorer.budget // 2)]) if len(present) > 1 else []
+        plan, used = scorer.plan(present, term_df, spent=len(docs))
+        if plan:
+            docs = list(dict(docs + collect(plan)).items())
+        dropped = tuple(t for t in terms if t not in used)
         main = {tok for t in used for tok in stems[t]}
         ranked = scorer.rank(docs, scope, main, {tok for t in dropped for tok in stems[t]} - main, df)
         out: list[KeywordMatch] = []
@@ -1478,10 +1487,9 @@ class KeywordScorer:
     the oldest facts that hold it, until ``budget`` candidates are collected. A term
     left out or cut short still adds its exact weight (reported as the common-term bonus)
     to every candidate that holds it; only facts holding none of the collected terms
-    are not looked at. A project's facts count only where that project is seen. On 100,000 facts of one scope, 500 candidates keep 81% of
-    the exact top 10 (the whole-table FTS5 ranking this replaced kept 60%) at a p50 of
-    3.5 ms; 1,000 keep 92% at 6.4 ms; on LoCoMo the budget changes nothing
-    (``bench/keyword_planner_quality.py``).
+    are not looked at. A project's facts count only where that project is seen. What
+    the budget keeps of the exact top 10, and what it costs: ``bench/keyword_budget.py``;
+    on LoCoMo it changes nothing (``bench/keyword_planner_quality.py``).
 
     Tokens come from SQLite's own tokenizer (a scratch in-memory FTS5 table with the
     same settings), so they always agree with the index.
@@ -1509,25 +1517,22 @@ class KeywordScorer:
                 self._scratch.execute("ROLLBACK")
         return out
 
-    def plan(self, terms: Sequence[str], df: dict[str, int]) -> tuple[list[tuple[str, int]], list[str]]:
-        """FTS5 expressions that collect candidates, and how many each may add (the
-        oldest): first the facts holding every term (up to half the budget), then each
-        term, rarest first, while the budget lasts — from the scope's counts alone. Also
-        the terms collected whole (the others are scored as the common-term bonus)."""
-        present = sorted((t for t in terms if df[t]), key=lambda t: df[t])
-        collect, used, spent = [], [], 0
-        if len(present) > 1:
-            collect.append((" AND ".join(quote_term(t) for t in present), self.budget // 2))
-            spent = min(df[present[0]], self.budget // 2)
-        for term in present:
+    def plan(self, terms: Sequence[str], df: dict[str, int], *, spent: int = 0
+             ) -> tuple[list[tuple[str, int]], list[str]]:
+        """FTS5 expressions that collect candidates, and how many each may add (its
+        oldest facts): each term, rarest first, while the budget (less what is
+        ``spent``) lasts — from the scope's counts alone. Also the terms collected whole
+        (the others are scored as the common-term bonus)."""
+        plan, used = [], []
+        for term in sorted((t for t in terms if df[t]), key=lambda t: df[t]):
             room = self.budget - spent
             if room <= 0:
                 break
-            collect.append((quote_term(term), room))
+            plan.append((quote_term(term), room))
             if df[term] <= room:
                 used.append(term)
             spent += df[term]
-        return collect, used
+        return plan, used
 
     def rank(self, docs: Sequence[tuple[int, str]], scope: tuple[int, int], main: set[str], extra: set[str],
              df: dict[str, int]) -> Ranking:
