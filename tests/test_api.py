@@ -91,7 +91,7 @@ def test_bad_input_is_a_problem_never_a_500(server):
     assert big.status_code == 413 and big.json()["status"] == 413
     bad_json = c.post("/v1/users/alice/facts", content=b"{not json", headers={**h(keys["alice"]),
                                                                              "content-type": "application/json"})
-    assert bad_json.status_code == 422
+    assert bad_json.status_code == 400 and bad_json.json()["title"] == "invalid JSON"  # documented: not JSON → 400
     wrong_type = c.post("/v1/users/alice/facts", json={"content": "ok", "confidence": "high"}, headers=h(keys["alice"]))
     assert wrong_type.status_code == 422 and wrong_type.json()["errors"][0]["field"] == "confidence"
     assert c.get("/v1/users/alice/facts/..%2f..%2fetc", headers=h(keys["alice"])).status_code in (404, 422)
@@ -259,5 +259,97 @@ def test_serve_refuses_a_foreign_host_header(tmp_path):
     with Memory.open(tmp_path / "m.db") as mem:
         c = TestClient(create_app(mem, allowed_hosts=LOOPBACK_HOSTS), base_url="http://127.0.0.1:8765")
         assert c.get("/openapi.json").status_code == 200
-        assert c.get("/openapi.json", headers={"Host": "evil.example:8765"}).status_code == 400
+        foreign = c.get("/openapi.json", headers={"Host": "evil.example:8765"})
+        assert foreign.status_code == 400 and foreign.headers["content-type"] == "application/problem+json"
+        assert c.get("/openapi.json", headers={"Host": "[::1]:8765"}).status_code == 200
         assert c.get("/inspector", headers={"Host": "localhost:8765"}).status_code == 200
+
+
+def test_a_chunked_body_is_refused_once_it_passes_the_limit_not_read_to_its_end(server):
+    """Issue 19 red team: without Content-Length the server read every chunk before its
+    413 (300 MiB held in memory). Now the refusal comes once the limit (64 KiB here) is
+    passed and the rest is never read: the client cannot send its 64 MiB."""
+    import socket
+
+    c, _, _ = server
+    with socket.create_connection(("127.0.0.1", c.base_url.port), timeout=10) as s:
+        s.sendall(b"POST /v1/users/alice/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        sent = 0
+        try:
+            for _ in range(64):
+                s.sendall(b"100000\r\n" + b"a" * 1048576 + b"\r\n")
+                sent += 1
+        except OSError:  # the server answered and closed: the rest was never read
+            pass
+        answer = s.recv(300)
+    assert answer.startswith(b"HTTP/1.1 413") and b"application/problem+json" in answer, answer
+    assert sent < 64
+
+
+def test_one_key_per_request(server):
+    """Issue 19 red team: X-API-Key silently won over Authorization (a reader's bearer plus
+    an admin's X-API-Key ran as admin). Two different keys are refused."""
+    c, keys, _ = server
+    both = {"Authorization": f"Bearer {keys['alice']}", "X-API-Key": keys["other"]}
+    r = c.get("/v1/users/alice/facts", headers=both)
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    same = {"Authorization": f"Bearer {keys['alice']}", "X-API-Key": keys["alice"]}
+    assert c.get("/v1/users/alice/facts", headers=same).status_code == 200
+    assert c.get("/v1/users/alice/facts", headers={"X-API-Key": keys["alice"]}).status_code == 200
+
+
+@pytest.mark.parametrize("bad", ["1700000000", "0", "99999999999999", "2024-01-01", "2024-01-01T00:00",
+                                 "tomorrow", "2026-02-30T00:00:00Z"])
+def test_times_are_rfc3339_text_only(server, bad):
+    c, keys, _ = server
+    r = c.post("/v1/users/alice/facts", json={"content": "I have a cat.", "valid_until": bad}, headers=h(keys["alice"]))
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "valid_until", r.text
+    r = c.put("/v1/users/alice/preferences/lang", json={"value": "en", "expires_at": bad}, headers=h(keys["alice"]))
+    assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize("path, body", [("search", {"query": "Berlin", "k": "5"}),
+                                        ("facts", {"content": "I have a cat.", "confidence": "0.9"}),
+                                        ("context", {"query": "hi", "budget": "4000"}),
+                                        ("context", {"query": "hi", "reserve": "10"}),
+                                        ("search", {"query": "Berlin", "k": True})])
+def test_numbers_must_be_json_numbers(server, path, body):
+    c, keys, _ = server
+    r = c.post(f"/v1/users/alice/{path}", json=body, headers=h(keys["alice"]))
+    field = next(k for k in body if k not in ("query", "content"))
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == field, r.text
+
+
+def test_users_named_in_any_script_are_reachable_to_erase(server):
+    c, keys, mem = server
+    for user in ("Jürgen", "用户"):
+        mem.scope("acme", user).remember("The user likes tea.")
+        admin = create_key(mem.store, tenant="acme", users=["*"], role="admin")[1]
+        assert c.get(f"/v1/users/{user}/facts", headers=h(admin)).json()["total"] == 1
+        assert c.delete(f"/v1/users/{user}", headers=h(admin)).status_code == 200
+        assert mem.scope("acme", user).facts() == []
+
+
+def test_no_redirect_on_a_trailing_slash(server):
+    c, keys, _ = server
+    r = c.get("/v1/users/alice/facts/", headers=h(keys["alice"]), follow_redirects=False)
+    assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json"
+
+
+def test_an_agent_limited_key_does_not_change_the_profile_every_agent_sees(server):
+    """Issue 19 red team: ingesting through a key limited to agent bot1 wrote the user's
+    profile, which agent default then saw."""
+    c, keys, mem = server
+    bot = create_key(mem.store, tenant="acme", users=["carol"], agents=["bot1"], role="writer")[1]
+    r = c.post("/v1/users/carol/messages", headers={**h(bot), "X-Agent": "bot1"},
+               json={"messages": [{"role": "user", "content": "My name is Zebulon and I live in Oslo."}]})
+    assert r.status_code == 202
+    for _ in range(200):
+        job = c.get(r.json()["status_url"], headers=h(bot)).json()
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    assert job["status"] == "done" and job["report"]["saved"], job
+    view = mem.scope("acme", "carol").context("who am I", budget=2000, persist=False)
+    assert "Zebulon" not in "\n".join(m["content"] for m in view.to_messages())

@@ -575,14 +575,15 @@ class MemoryScope(_ContextMixin):
                     report.reinforced.append(fact)
 
     def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None,
-              at: datetime | str | None = None) -> ApplyReport:
+              at: datetime | str | None = None, update_profile: bool = True) -> ApplyReport:
         """Filter ``messages``, extract candidates (the offline rule extractor unless
         ``extractor`` is given — anything with ``extract(filtered, profile=, existing=)``)
         and pass them through the write gate. The one ingest path of a turn.
 
         ``at`` is when the conversation happened (default: now); a message's own
         timestamp wins. Relative times the user says ("yesterday", "下个月") are
-        resolved against it."""
+        resolved against it. ``update_profile=False`` leaves the user's profile, which
+        every agent of the user sees, as it is (a caller limited to some agents)."""
         from .pipeline.rules import RuleExtractor
 
         engine = extractor or RuleExtractor()
@@ -595,10 +596,12 @@ class MemoryScope(_ContextMixin):
         existing = self._store.list_facts(self.identity, live_at=self._now(), limit=200)
         proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
         compose = getattr(engine, "compose_profile", None)
-        report = self.apply(proposal.facts, messages, thread_id=thread_id, profile_updates=proposal.profile_updates,
+        report = self.apply(proposal.facts, messages, thread_id=thread_id,
+                            profile_updates=proposal.profile_updates if update_profile else (),
                             removals=proposal.removals, reinforcements=proposal.reinforcements,
                             extractor=getattr(engine, "name", "custom"), extractor_version=getattr(engine, "version", None),
-                            at=when, compose_profile=(lambda r, p: compose(proposal, r, p)) if compose else None)
+                            at=when, compose_profile=(lambda r, p: compose(proposal, r, p))
+                            if compose and update_profile else None)
         unusable = [Rejection("unusable_output", why[:500]) for why in proposal.rejected]
         report.rejected.extend((None, why) for why in unusable)
         skipped = list(getattr(proposal, "skipped", ()))  # what the extractor saw and chose not to propose

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import typing
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -20,7 +22,7 @@ from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (
@@ -46,7 +48,7 @@ from .openapi import NDJSON, PROBLEM, complete
 
 MAX_CONTENT = GovernanceConfig().max_content_chars
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
-NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
+NAME = r"^\w[\w.:@-]{0,127}$"  # Identity's rule; \w: letters and digits of any script, and the underscore
 
 
 class ApiError(Exception):
@@ -69,10 +71,14 @@ _STATUS = [
 ]
 
 
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?")
+
+
 def _text_only(value: Any) -> Any:
-    """JSON carries times as text; a number is not read as seconds since 1970."""
-    if not isinstance(value, str):
-        raise ValueError("a date-time must be an RFC 3339 string")
+    """JSON carries times as RFC 3339 text; neither a number nor digits in a string are
+    read as seconds since 1970, and a date alone is not a time."""
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        raise ValueError("a date-time must be an RFC 3339 string such as 2026-05-01T09:00:00Z")
     return value
 
 
@@ -80,19 +86,18 @@ Timestamp = Annotated[datetime, BeforeValidator(_text_only)]
 
 
 class Strict(BaseModel):
-    """A request body: no unknown fields, and no JSON true/false where a number is
-    expected (pydantic would read them as 1 and 0)."""
+    """A request body: no unknown fields, and no JSON true/false or text where a number
+    is expected (pydantic would read them as 1, 0 or the number the text spells)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    @model_validator(mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _no_booleans_as_numbers(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for name, value in data.items():
-                if isinstance(value, bool) and name in cls.model_fields:
-                    raise ValueError(f"{name} must not be true or false")
-        return data
+    def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        annotation = cls.model_fields[info.field_name].annotation
+        if {annotation, *typing.get_args(annotation)} & {int, float} and isinstance(value, (bool, str)):
+            raise ValueError("must be a JSON number")
+        return value
 
 
 class RememberBody(Strict):
@@ -147,12 +152,77 @@ def principal(request: Request,
                                                       description="The project whose memory is in reach: its "
                                                                   "project facts plus the user's own.")] = None,
               ) -> Principal:
-    """The caller, from the API key alone (and the project the request works in)."""
-    secret = x_api_key or (bearer.credentials if bearer else None)
+    """The caller, from the API key alone (and the project the request works in). Two
+    keys that differ (Authorization and X-API-Key, or two Authorization headers) are
+    refused rather than one of them chosen."""
+    given = {v for v in ([x_api_key] if x_api_key else []) + ([bearer.credentials] if bearer else [])}
+    if len(given) > 1 or len(request.headers.getlist("authorization")) > 1 \
+            or len(request.headers.getlist("x-api-key")) > 1:
+        raise ApiError(401, "unauthorized", "send one API key (Authorization: Bearer … or X-API-Key), not two")
+    secret = next(iter(given), None)
     found = principal_for(request.app.state.memory.store, secret or "")
     if found is None:
         raise ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer … or X-API-Key)")
     return dataclasses.replace(found, project=x_project or None)
+
+
+class BodyLimit:
+    """ASGI: a body over ``max_body`` bytes gets 413 — by its Content-Length before any
+    of it is read, or, sent in chunks, as soon as the chunks pass the limit (the rest is
+    never read, so a client cannot make the server hold more than the limit)."""
+
+    def __init__(self, app: Any, max_body: int) -> None:
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return await self._refuse(scope, send)
+        if length is not None:
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:  # no length given: read up to the limit, then decide
+            message = await receive()
+            if message["type"] != "http.request":
+                chunks.append(message)
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                return await self._refuse(scope, send)
+            chunks.append(message)
+            if not message.get("more_body"):
+                break
+
+        async def replay() -> dict:
+            return chunks.pop(0) if chunks else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: dict, send: Any) -> None:
+        response = problem(413, "payload too large", f"bodies are limited to {self.max_body} bytes", scope["path"],
+                           headers={"Connection": "close"})
+        await response(scope, None, send)
+
+
+class HostAllowList:
+    """ASGI: only requests whose Host names one of ``hosts`` (any port) are served;
+    the others get a problem+json 400 (against DNS rebinding)."""
+
+    def __init__(self, app: Any, hosts: Sequence[str]) -> None:
+        self.app, self.hosts = app, {h.lower() for h in hosts}
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            values = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
+            host = values[0].lower() if len(values) == 1 else ""
+            name = host[: host.index("]") + 1] if host.startswith("[") and "]" in host else host.split(":")[0]
+            if name not in self.hosts:
+                response = problem(400, "bad request", "this server does not answer to that Host header",
+                                   scope.get("path", ""))
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 Caller = Annotated[Principal, Depends(principal)]
@@ -168,12 +238,11 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     # no /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a CDN, and nothing here
     # reaches the network; the OpenAPI document is at /openapi.json for any local viewer or client
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
-                  docs_url=None, redoc_url=None)
+                  docs_url=None, redoc_url=None, redirect_slashes=False)
     jobs = JobRunner(memory)  # forgetting a user reaches its queued and running jobs
+    app.add_middleware(BodyLimit, max_body=max_body)
     if allowed_hosts is not None:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+        app.add_middleware(HostAllowList, hosts=allowed_hosts)
 
     app.state.memory, app.state.jobs = memory, jobs
 
@@ -187,20 +256,10 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         response.headers.setdefault("Referrer-Policy", "no-referrer")
         return response
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > max_body):
-            return problem(413, "payload too large", f"bodies are limited to {max_body} bytes", request.url.path)
-        if request.method in ("POST", "PUT", "PATCH") and length is None:
-            body = await request.body()  # chunked: read, but stop trusting it past the limit
-            if len(body) > max_body:
-                return problem(413, "payload too large", f"bodies are limited to {max_body} bytes", request.url.path)
-        return await call_next(request)
-
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError):
-        return problem(exc.status, exc.title, exc.detail, request.url.path)
+        challenge = {"WWW-Authenticate": 'Bearer realm="archivist"'} if exc.status == 401 else None
+        return problem(exc.status, exc.title, exc.detail, request.url.path, headers=challenge)
 
     @app.exception_handler(ArchivistError)
     async def archivist_error(request: Request, exc: ArchivistError):
@@ -215,6 +274,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            return problem(400, "invalid JSON", "the body is not JSON", request.url.path)
         errors = [{"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "message": e.get("msg")}
                   for e in exc.errors()]
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
@@ -303,8 +364,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
             kwargs["system"] = body.system
         # a reader may look, not write: its views are not stored as traces
         view = scope_of(p, user, x_agent).context(body.query, persist=p.can("writer"), **kwargs)
-        return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id,
-                "trace": view.trace.as_dict()}
+        stored = p.can("writer")
+        return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id if stored else None,
+                "trace_stored": stored, "trace": view.trace.as_dict()}
 
     @app.get("/v1/users/{user}/traces/{trace_id}", tags=["context"])
     def trace(p: Caller, user: UserPath, trace_id: FactPath, x_agent: AgentHeader = "default") -> dict:
@@ -338,7 +400,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         def run(job: dict[str, Any]) -> None:
             job["status"] = "running"
             try:
-                job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor).as_dict()
+                # the profile is what every agent of the user sees: only a key for every agent changes it
+                job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor,
+                                            update_profile="*" in p.agents).as_dict()
             except Exception as exc:  # reported on the job, never lost silently
                 job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
                 return
