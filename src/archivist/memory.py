@@ -71,6 +71,7 @@ from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
 from .retrieval.hybrid import HybridRanking
+from .retrieval.questions import asks_when
 from .retrieval.rank import KeywordRanking
 from .storage.base import Store
 from .storage import open_store
@@ -836,7 +837,7 @@ class MemoryScope(_ContextMixin):
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
-        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail)
+        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query))
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

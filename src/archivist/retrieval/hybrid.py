@@ -19,8 +19,14 @@
                     context 0.5, knowledge 0.5)
        confidence = the fact's confidence
 
+   A question that asks for a time ("when…", "什么时候", see ``retrieval.questions``)
+   adds ``w_dated·dated``, ``dated`` = 1 when the fact says a time (a date, weekday,
+   "yesterday", "上周三"…): its answer is the turn that says when, which shares few
+   words with the question.
+
    Defaults: w_rel 1.0, w_rec 0.02, w_imp 0.01, w_conf 0.02 — relevance decides; the
-   others only break near-ties the way a memory should (fresh, important, sure).
+   others only break near-ties the way a memory should (fresh, important, sure);
+   w_dated 0.35 (a sweep on LoCoMo is in docs/retrieval.md).
    Measured on LoCoMo, heavier recency weights cost recall: "when did we talk about X"
    asks for old memories as often as new ones.
 
@@ -44,6 +50,7 @@ import numpy as np
 
 from ..model import Category, Fact, SearchHit
 from ..storage.base import KeywordMatch
+from .questions import mentions_time
 from .rank import age_decay
 
 IMPORTANCE = {
@@ -67,6 +74,7 @@ class HybridRanking:
     w_recency: float = 0.02
     w_importance: float = 0.01
     w_confidence: float = 0.02
+    w_dated: float = 0.35  # questions asking "when": facts that say a time
     confidence_floor: float = 0.0
     mmr_lambda: float | None = None
     tail_lines: int = 2  # multi-line queries also search by their last lines (0: off)
@@ -88,6 +96,7 @@ class HybridRanking:
         k: int,
         vectors: Mapping[str, np.ndarray] | None = None,
         tail: Sequence[tuple[Fact, float]] = (),
+        asks_when: bool = False,
     ) -> list[SearchHit]:
         facts: dict[str, Fact] = {}
         parts: dict[str, dict[str, float]] = {}
@@ -125,7 +134,9 @@ class HybridRanking:
                 "confidence": fact.confidence,
             }
             weights = {"relevance": self.w_relevance, "recency": self.w_recency,
-                       "importance": self.w_importance, "confidence": self.w_confidence}
+                       "importance": self.w_importance, "confidence": self.w_confidence, "dated": self.w_dated}
+            if asks_when:
+                features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
             final = sum(weights[n] * v for n, v in features.items())
             e.update(rrf=rrf, **features, **{f"{n}_contribution": weights[n] * v for n, v in features.items()})
             e["final"] = final
