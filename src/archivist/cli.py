@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -721,7 +720,7 @@ def mcp(
     """Run the MCP server; its identity is fixed here, never by tool arguments. Over
     streamable-http every request needs Authorization: Bearer <key>."""
     from .errors import InvalidInput
-    from .mcp_server import MIN_KEY_LENGTH, build_server, serve_http
+    from .mcp_server import MIN_KEY_LENGTH, build_server, serve_http, usable_key
 
     user = user or os.environ.get("ARCHIVIST_MCP_USER")
     if not user:
@@ -735,7 +734,7 @@ def mcp(
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"cannot read --key-file: {type(exc).__name__}: {exc}") from None
         key = raw.strip()
-        if not re.fullmatch(r"[\x21-\x7e]{%d,}" % MIN_KEY_LENGTH, key):
+        if not usable_key(key):
             raise InvalidInput(f"streamable-http needs a bearer key: one line of at least {MIN_KEY_LENGTH} visible "
                                "ASCII characters (what an Authorization header can carry), in a file given with "
                                "--key-file or in $ARCHIVIST_MCP_KEY; for example: "

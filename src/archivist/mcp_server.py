@@ -73,6 +73,11 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
 MIN_KEY_LENGTH = 16
 
 
+def usable_key(key: str) -> bool:
+    """One line of visible ASCII (what an Authorization header carries), long enough."""
+    return len(key) >= MIN_KEY_LENGTH and all("\x21" <= ch <= "\x7e" for ch in key)
+
+
 class BearerKey:
     """ASGI middleware for MCP over HTTP: every HTTP request must carry
     ``Authorization: Bearer <key>`` (compared in constant time), else 401 with
@@ -80,7 +85,7 @@ class BearerKey:
     that reaches the port, could otherwise read and change the served user's memory."""
 
     def __init__(self, app: Any, key: str) -> None:
-        if len(key) < MIN_KEY_LENGTH or not key.isascii() or not key.isprintable() or " " in key:
+        if not usable_key(key):
             raise ValueError(f"the MCP bearer key must be at least {MIN_KEY_LENGTH} visible ASCII characters")
         self.app, self._expected = app, key.encode()
 

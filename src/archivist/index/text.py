@@ -124,7 +124,7 @@ def query_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS, limit: int =
     # lower(), not casefold(): the index lowercases ("straße" stays "straße", never
     # "strasse"); invisible characters go as they went from stored text; the dot of a
     # lowercased "İ" goes as the index drops it (else it would split "istanbul")
-    text = unicodedata.normalize("NFKC", clean(sanitize(text))).lower().replace("i\u0307", "i")
+    text = unicodedata.normalize("NFKC", sanitize(text)).lower().replace("i\u0307", "i")
     terms: list[str] = []
     pos = 0
     for match in _CJK_RUN.finditer(text):
