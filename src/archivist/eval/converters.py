@@ -27,8 +27,8 @@ def parse_locomo_time(text: str) -> str | None:
 
 def locomo(path: str | Path, stats: dict[str, int] | None = None) -> Iterator[dict[str, Any]]:
     """One pool per conversation, one item per dialog turn (the paper's item text:
-    ``{speaker} said, "{text}"`` plus the image caption when there is one); an item's
-    ``meta.context`` is the turn before it in the same session. Questions whose
+    ``{speaker} said, "{text}"`` plus the image caption when there is one); a session
+    is a thread (``meta.thread``), so the product reads each turn in its conversation. Questions whose
     evidence ids do not resolve are skipped and counted in ``stats``."""
     stats = stats if stats is not None else {}
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -38,17 +38,13 @@ def locomo(path: str | Path, stats: dict[str, int] | None = None) -> Iterator[di
         sessions = sorted((int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k))))
         for n in sessions:
             when = parse_locomo_time(c.get(f"session_{n}_date_time", "")) or None
-            previous = None
             for turn in c[f"session_{n}"]:
                 text = f'{turn["speaker"]} said, "{turn["text"]}"'
                 if turn.get("blip_caption"):
                     text += f' and shared {turn["blip_caption"]}'
-                meta = {"session": n, "speaker": turn["speaker"]}
-                if previous:
-                    meta["context"] = previous  # the turn it answers: retrieval context, not part of the item
+                meta = {"session": n, "thread": f"session_{n}", "speaker": turn["speaker"]}
                 items.append({"id": turn["dia_id"], "text": text, "time": when, "meta": meta})
                 ids.add(turn["dia_id"])
-                previous = text
         queries = []
         for i, qa in enumerate(conv["qa"]):
             gold = [e for e in (qa.get("evidence") or []) if e in ids]

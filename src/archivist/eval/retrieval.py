@@ -6,8 +6,11 @@ Input: JSON Lines, one pool per line::
      "items": [{"id": str, "text": str, "time": ISO-8601|null, "meta": {}}],
      "queries": [{"id": str, "text": str, "gold": [item ids], "category": str|null, "time": ISO-8601|null}]}
 
-An item's ``meta.context`` (e.g. the turn it answered) becomes the fact's context:
-indexed and embedded with it, never shown as the fact. Each pool becomes one
+Items that are turns of a conversation say so with ``meta.thread`` (and ``meta.speaker``);
+items of one thread are listed in order. The product derives what a turn needs to be
+found from its thread (:mod:`archivist.index.conversation`), as it does for any caller of
+``remember_many``. An item's ``meta.context`` (a record's own labels) becomes the fact's
+context instead: indexed and embedded with it, never shown as the fact. Each pool becomes one
 user's committed facts in a fresh store, written with
 ``remember_many`` (item times become creation times; near-duplicate merging is off,
 so every item is kept). Each query runs ``MemoryScope.search`` with ``now`` = the
@@ -90,6 +93,18 @@ def _check_time(value: Any, where: str) -> None:
         raise EvalFormatError(f"{where}: time {value!r} is not ISO-8601") from None
 
 
+def _write_item(item: dict[str, Any], position: int, latest: Any) -> dict[str, Any]:
+    """An item as ``remember_many`` takes it: a turn of its ``meta.thread`` (the product
+    derives what it needs from the conversation), or a record with its own context."""
+    meta = item.get("meta") or {}
+    out = {"content": item["text"], "created_at": item.get("time") or latest.isoformat(),
+           "evidence_message_id": item["id"], "category": "context", "context": meta.get("context")}
+    if isinstance(meta.get("thread"), str):
+        out.update(thread_id=meta["thread"], turn=position,
+                   speaker=meta["speaker"] if isinstance(meta.get("speaker"), str) else None)
+    return out
+
+
 def query_metrics(ranked: Sequence[str], gold: Sequence[str], ks: Sequence[int]) -> dict[str, float]:
     gold_set = set(gold)
     out: dict[str, float] = {}
@@ -137,7 +152,10 @@ def evaluate(
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int], None] | None = None,
     memory_options: dict[str, Any] | None = None,
+    per_query: Callable[[dict[str, Any]], None] | None = None,
 ) -> EvalResult:
+    """Run every pool through a fresh store; ``per_query`` receives each scored query
+    (pool, id, category, text, gold, the ranked item ids, its metrics) — for reading misses."""
     from ..memory import Memory
 
     if mode != "keyword" and embedder is None:
@@ -162,9 +180,7 @@ def evaluate(
                 times = [parse_time(i["time"]) for i in pool.items if i.get("time")]
                 latest = max(times) if times else clock.now()
                 clock.set(latest)
-                batch = [{"content": i["text"], "created_at": i.get("time") or latest.isoformat(),
-                          "evidence_message_id": i["id"], "category": "context",
-                          "context": (i.get("meta") or {}).get("context")} for i in pool.items]
+                batch = [_write_item(i, n, latest) for n, i in enumerate(pool.items)]
                 report = scope.remember_many(batch, dedupe=False)
                 if report.rejected:
                     rejected[pool.name] = [f"{raw.get('evidence_message_id')}: {why}" for raw, why in report.rejected]
@@ -177,7 +193,11 @@ def evaluate(
                     clock.set(parse_time(q["time"]) if q.get("time") else latest)
                     hits = scope.search(q["text"][:10_000], k=depth, mode=mode)
                     ranked = [h.fact.provenance.message_id for h in hits]
-                    rows.append((q.get("category"), pool.name, query_metrics(ranked, q["gold"], ks)))
+                    metrics = query_metrics(ranked, q["gold"], ks)
+                    rows.append((q.get("category"), pool.name, metrics))
+                    if per_query:
+                        per_query({"pool": pool.name, "id": q["id"], "category": q.get("category"),
+                                   "text": q["text"], "gold": q["gold"], "ranked": ranked, "metrics": metrics})
                     if progress:
                         progress(done, total)
         finally:

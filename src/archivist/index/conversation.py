@@ -1,0 +1,107 @@
+"""What a turn of a conversation needs in order to be found later. Pure.
+
+Why: people name a thing once and then point at it. "下个月我要去深圳看无人机展" is
+followed by "它的持续时间是七天"; "We adopted a puppy" by "She loves the beach". A
+question names the thing ("无人机展持续多久？"), and neither its keywords nor its
+meaning reach a turn that only says "它". So a turn taken from a conversation is
+indexed (and embedded) with:
+
+* the turn it answers — the one before it in the thread, with its speaker;
+* what its pronouns refer to — when it points back (它/他/她/这个/那个/这次/那里…,
+  it/they/this/that/there/he/she…), the topics of the latest earlier turn that named
+  something; a pointing turn keeps pointing at the same thing, so a chain of
+  follow-ups ("它在会展中心" → "门票180") all reach the event;
+* its speaker, when the text does not already say it.
+
+This is the fact's ``context``: searched, never shown. Topics are offline and cheap:
+jieba part-of-speech nouns for Chinese, words that are not stopwords for other text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .text import STOPWORDS, _CJK_RUN, _WORD, pos_tagger
+
+_POINTS_BACK_ZH = re.compile(r"它|他|她|这个|那个|这次|那次|这场|那场|这里|那里|那边|这边|该|此|其")
+_POINTS_BACK_EN = re.compile(
+    r"\b(?:it|its|it's|they|them|their|this|that|these|those|there|he|him|his|she|her)\b", re.IGNORECASE)
+# jieba's tags are rough ("展览" comes out a verb, "无人机" an idiom), so what names a
+# thing is taken broadly: nouns, names, idioms, abbreviations, verbs, foreign words
+_TOPIC_TAGS = ("n", "v", "l", "i", "j", "eng")
+_NOT_TOPICS = frozenset("""时候 时间 事情 东西 感觉 觉得 问题 样子 地方 今天 明天 昨天 上次 下次 知道 记下 记住
+    喜欢 希望 打算 准备 开始 需要 应该 可能 听起来 看起来 起来 谢谢 好像 没事 不错""".split())
+_ROLES = frozenset({"user", "assistant", "human", "ai", "system", "bot", "用户", "助手"})
+_SHORT = 6  # a turn this short ("好的，记下了。", "Sounds great!") acknowledges; it names nothing new
+ANSWERED_CHARS = 300  # how much of the turn being answered is kept
+TOPIC_WINDOW = 8  # how many turns back a pronoun may reach
+MAX_TOPICS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a thread, in order."""
+
+    text: str
+    speaker: str | None = None
+
+
+def points_back(text: str) -> bool:
+    """True when the text refers to something named before (a pronoun or demonstrative)."""
+    return bool(_POINTS_BACK_ZH.search(text) or _POINTS_BACK_EN.search(text))
+
+
+def topics(text: str) -> list[str]:
+    """What a later pronoun may point to: nouns and names (zh), content words (other)."""
+    found: list[str] = []
+    pos = 0
+    for run in _CJK_RUN.finditer(text):
+        found += _latin_topics(text[pos:run.start()])
+        for word, tag in pos_tagger().cut(run.group()):
+            if tag.startswith(_TOPIC_TAGS) and len(word) > 1 and word not in STOPWORDS and word not in _NOT_TOPICS:
+                found.append(word)
+        pos = run.end()
+    found += _latin_topics(text[pos:])
+    return list(dict.fromkeys(found))[:MAX_TOPICS]
+
+
+def _latin_topics(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in STOPWORDS and not w.isdigit()]
+
+
+def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
+    """The retrieval context of every turn of one thread (in order); ``None`` when a
+    turn has nothing to add (the first turn of a thread, said by no one)."""
+    contexts: list[str | None] = []
+    subject: list[str] = []  # what the conversation is about at this turn
+    for i, turn in enumerate(turns):
+        parts: list[str] = []
+        if _named(turn.speaker) and turn.speaker.casefold() not in turn.text.casefold():
+            parts.append(turn.speaker)
+        if i > 0 and turns[i - 1].text:
+            before = turns[i - 1]
+            said = before.text[:ANSWERED_CHARS]
+            parts.append(f"{before.speaker}: {said}" if _named(before.speaker) and before.speaker not in said else said)
+        own = topics(turn.text)
+        if points_back(turn.text) and subject:
+            answered = set(topics(turns[i - 1].text))
+            missing = [t for t in subject if t not in answered and t not in own]
+            if missing:
+                parts.append(" ".join(missing))
+        if own and _length(turn.text) > _SHORT and (not points_back(turn.text) or not subject):
+            subject = own  # a turn that names something new becomes what later pronouns mean
+        contexts.append("\n".join(parts) or None)
+    return contexts
+
+
+def _length(text: str) -> int:
+    """Words of Latin text plus characters of CJK text."""
+    cjk = "".join(_CJK_RUN.findall(text))
+    return len(cjk) + len(_WORD.findall(_CJK_RUN.sub(" ", text)))
+
+
+def _named(speaker: str | None) -> bool:
+    """A speaker worth indexing: a name, not a role every turn shares."""
+    return bool(speaker) and speaker.strip().casefold() not in _ROLES
