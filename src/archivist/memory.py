@@ -72,7 +72,7 @@ from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
 from .retrieval.hybrid import HybridRanking
-from .retrieval.questions import asks_when
+from .retrieval.questions import asks_for_all, asks_when, question_periods
 from .retrieval.rank import KeywordRanking
 from .storage.base import Store
 from .storage import open_store
@@ -862,7 +862,7 @@ class MemoryScope(_ContextMixin):
             pool = self._store.keyword_search(self.identity, terms, limit=k * ranking.pool_factor, live_at=now)
             return ranking.rank(pool, now, k)
         hybrid = self.memory.hybrid
-        size = hybrid.pool(k)
+        size = hybrid.pool(k) * (hybrid.gather_factor if asks_for_all(query) else 1)
         vector: list[tuple[Fact, float]] = []
         tail: list[tuple[Fact, float]] = []
         try:
@@ -882,7 +882,8 @@ class MemoryScope(_ContextMixin):
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
-        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query))
+        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query),
+                           periods=question_periods(query.strip().splitlines()[-1], now))
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

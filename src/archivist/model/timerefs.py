@@ -189,6 +189,95 @@ def find_time_refs(text: str, at: datetime) -> list[TimeRef]:
     return sorted(found, key=lambda r: r.start)
 
 
+_MONTH_EN = "|".join(m.lower() for m in _MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_ABS_EN = re.compile(
+    rf"\b(?:(?P<rel>last|this|next)\s+)?(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?(?P<month>{_MONTH_EN})\.?"
+    rf"(?:\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b)?(?:,?\s+(?P<year>(?:19|20)\d{{2}}))?\b"
+    r"|\bin\s+(?P<only_year>(?:19|20)\d{2})\b",
+    re.I,
+)
+_ZH_NUM = r"[0-9]{1,2}|[一二三四五六七八九十]{1,3}"
+_ABS_ZH = re.compile(
+    rf"(?:(?P<year>(?:19|20)[0-9]{{2}}|去|今|明|前)年)?(?P<month>{_ZH_NUM})月(?:份)?(?:(?P<day>{_ZH_NUM})[日号])?"
+)
+_ZH_YEARS = {"去": -1, "今": 0, "明": 1, "前": -2}
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A span of days a text names, first and last day included."""
+
+    first: date
+    last: date
+
+    def overlaps(self, other: Period) -> bool:
+        return self.first <= other.last and other.first <= self.last
+
+    def __str__(self) -> str:
+        return self.first.isoformat() if self.first == self.last else f"{self.first}..{self.last}"
+
+
+def _month_end(d: date) -> date:
+    return _shift_months(d, 1) - timedelta(days=1)
+
+
+def _period_of(first: date, precision: str) -> Period:
+    last = {"day": first, "week": first + timedelta(days=6), "month": _month_end(first),
+            "year": date(first.year, 12, 31)}[precision]
+    return Period(first, last)
+
+
+def _month_period(month: int, day: int | None, year: int | None, today: date, rel: str | None) -> Period:
+    """A month (and day) whose year is said, or else the nearest one the words mean:
+    "last May"/"May" the latest May not after today, "next May" the first after it."""
+    if year is None:
+        year = today.year
+        if rel == "next":
+            year += 1 if (month, day or 1) <= (today.month, today.day) else 0
+        elif (month, day or 1) > (today.month, today.day) and rel != "this":
+            year -= 1
+    if day:
+        the_day = date(year, month, day)
+        return Period(the_day, the_day)
+    return _period_of(date(year, month, 1), "month")
+
+
+def find_periods(text: str, at: datetime) -> list[Period]:
+    """Every span of days ``text`` names, relative ("last week", "上周三") or absolute
+    ("May 2023", "3月14日", "去年5月"), resolved against ``at``."""
+    today = at.date()
+    found = [_period_of(r.day, r.precision) for r in find_time_refs(text, at)]
+    for m in _ABS_EN.finditer(text):
+        try:
+            if m.group("only_year"):
+                found.append(_period_of(date(int(m.group("only_year")), 1, 1), "year"))
+                continue
+            name = m.group("month").lower()[:3]
+            month = next(i for i, full in enumerate(_MONTHS, 1) if full.lower().startswith(name))
+            if name == "may" and not (m.group("year") or m.group("rel") or m.group("d1") or m.group("d2")) \
+                    and not re.search(r"\b(?:in|of|since|until|during|by|early|late|mid)\s+$", text[:m.start()], re.I):
+                continue  # "may" the verb
+            day = m.group("d1") or m.group("d2")
+            found.append(_month_period(month, int(day) if day else None,
+                                       int(m.group("year")) if m.group("year") else None, today,
+                                       (m.group("rel") or "").lower() or None))
+        except (ValueError, StopIteration):
+            continue
+    for m in _ABS_ZH.finditer(text):
+        try:
+            month = int(_amount(m.group("month")))
+            day = int(_amount(m.group("day"))) if m.group("day") else None
+            y = m.group("year")
+            year = None if y is None else today.year + _ZH_YEARS[y] if y in _ZH_YEARS else int(y)
+            if 1 <= month <= 12:
+                found.append(_month_period(month, day, year, today, "this" if y else None))
+        except (ValueError, KeyError):
+            continue
+    # "去年5月" names a year and a month in it: the month is what is meant
+    return [p for p in dict.fromkeys(found)
+            if not any(q != p and p.first <= q.first and q.last <= p.last for q in found)]
+
+
 def anchor(text: str, at: datetime | None, *, zh: bool) -> str:
     """``text`` with each relative time followed by the absolute date it names:
     "lost my job yesterday" -> "lost my job yesterday (on 2024-03-04)"."""
@@ -205,4 +294,4 @@ def anchor(text: str, at: datetime | None, *, zh: bool) -> str:
     return "".join(out)
 
 
-__all__ = ["TimeRef", "anchor", "find_time_refs"]
+__all__ = ["Period", "TimeRef", "anchor", "find_periods", "find_time_refs"]

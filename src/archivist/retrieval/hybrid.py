@@ -1,7 +1,9 @@
 """Hybrid recall: keyword and vector candidates fused, filtered and re-ranked. Pure.
 
 1. **Pools.** Keyword (bm25 over jieba/Porter tokens) and vector (cosine) candidates,
-   each a pool of ``max(pool_factor·k, min_pool)`` — larger than k. The store has
+   each a pool of ``max(pool_factor·k, min_pool)`` — larger than k; ``gather_factor``
+   times that for questions whose answer gathers several facts (a count, a list, a
+   comparison: ``retrieval.questions.asks_for_all``). The store has
    already applied the hard filters: the caller's scope only, committed status only
    (never candidates, superseded or deleted), unexpired at ``now``.
 2. **Fusion** by reciprocal rank: ``rrf = w_kw/(rrf_k + rank_kw) + w_vec/(rrf_k + rank_vec)``
@@ -23,6 +25,11 @@
    adds ``w_dated·dated``, ``dated`` = 1 when the fact says a time (a date, weekday,
    "yesterday", "上周三"…): its answer is the turn that says when, which shares few
    words with the question.
+
+   A question that names a time ("last May", "上周三", "三月份") adds ``w_period·period``,
+   ``period`` = 1 when the time the fact is about — the times its text names, resolved
+   against when it was said, else the day it was said — falls in the question's span
+   (resolved against the question's time): a soft filter, a fact outside it still ranks.
 
    Defaults: w_rel 1.0, w_rec 0.02, w_imp 0.01, w_conf 0.02 — relevance decides; the
    others only break near-ties the way a memory should (fresh, important, sure);
@@ -50,7 +57,8 @@ import numpy as np
 
 from ..model import Category, Fact, SearchHit
 from ..storage.base import KeywordMatch
-from .questions import mentions_time
+from ..model.timerefs import Period
+from .questions import fact_periods, mentions_time
 from .rank import age_decay
 
 IMPORTANCE = {
@@ -70,11 +78,13 @@ class HybridRanking:
     vector_weight: float = 1.0
     pool_factor: int = 4
     min_pool: int = 20
+    gather_factor: int = 2  # counts, lists and comparisons ("how many…", "哪个更…") draw pools this much larger
     w_relevance: float = 1.0
     w_recency: float = 0.02
     w_importance: float = 0.01
     w_confidence: float = 0.02
     w_dated: float = 0.35  # questions asking "when": facts that say a time
+    w_period: float = 0.3  # questions naming a time: facts about a time in it
     confidence_floor: float = 0.0
     mmr_lambda: float | None = None
     tail_lines: int = 2  # multi-line queries also search by their last lines (0: off)
@@ -97,6 +107,7 @@ class HybridRanking:
         vectors: Mapping[str, np.ndarray] | None = None,
         tail: Sequence[tuple[Fact, float]] = (),
         asks_when: bool = False,
+        periods: Sequence[Period] = (),
     ) -> list[SearchHit]:
         facts: dict[str, Fact] = {}
         parts: dict[str, dict[str, float]] = {}
@@ -133,10 +144,12 @@ class HybridRanking:
                 "importance": self.importance.get(fact.category, 0.5),
                 "confidence": fact.confidence,
             }
-            weights = {"relevance": self.w_relevance, "recency": self.w_recency,
-                       "importance": self.w_importance, "confidence": self.w_confidence, "dated": self.w_dated}
+            weights = {"relevance": self.w_relevance, "recency": self.w_recency, "importance": self.w_importance,
+                       "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period}
             if asks_when:
                 features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
+            if periods:
+                features["period"] = 1.0 if any(p.overlaps(q) for p in fact_periods(fact) for q in periods) else 0.0
             final = sum(weights[n] * v for n, v in features.items())
             e.update(rrf=rrf, **features, **{f"{n}_contribution": weights[n] * v for n, v in features.items()})
             e["final"] = final

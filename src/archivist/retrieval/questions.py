@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from ..model.timerefs import find_time_refs
+from ..model import Fact
+from ..model.timerefs import Period, find_periods, find_time_refs
 
 _ASKS_WHEN = re.compile(
     r"\bwhen\b|\bwhat (?:time|date|day|month|year)\b|\bwhich (?:day|date|month|year|week)\b|\bhow long ago\b"
@@ -28,6 +29,23 @@ _DATED = re.compile(
 _ANCHOR = datetime(2000, 1, 1, tzinfo=UTC)  # any day: only whether a relative time is said matters here
 
 
+_ASKS_ALL = re.compile(
+    r"\bhow (?:many|often|much)\b|\bwhat (?:are|were) (?:all|the)\b|\b(?:all|both|each|every) (?:of )?(?:the )?\w+"
+    r"|\bwhich (?:one|of)\b|\b(?:more|less|longer|shorter|bigger|smaller|earlier|later|better|worse) than\b"
+    r"|\b(?:compare|difference between|in common|list)\b|\bwhat (?:\w+ ){0,2}(?:has|have|did) \w+ (?:ever )?"
+    r"(?:done|tried|visited|read|been)\b|\bwhat (?:kinds? of |types? of )?\w{2,}s (?:does|do|did|has|have|had|are|were)\b"
+    r"|几个|几次|几场|几天|多少次|多少个|哪些|哪几|都有|都去|一共|总共|分别|哪个更|哪次更|哪一个更|更长|更短|更远|更近|更贵"
+    r"|更便宜|更多|更少|更早|更晚|比较|相比|区别|都是",
+    re.IGNORECASE,
+)
+
+
+def asks_for_all(question: str) -> bool:
+    """True when the answer gathers several facts: a count, a list, a comparison ("how
+    many…", "which one… longer", "有几个…", "哪个更…", "都去过哪些…")."""
+    return bool(_ASKS_ALL.search(question))
+
+
 def asks_when(question: str) -> bool:
     """True when the question asks for a time ("when…", "what year…", "什么时候…")."""
     return bool(_ASKS_WHEN.search(question))
@@ -37,3 +55,17 @@ def mentions_time(text: str) -> bool:
     """True when the text says a time: a date, a month, a weekday, a year, or a relative
     time ("yesterday", "last week", "上周三")."""
     return bool(_DATED.search(text)) or bool(find_time_refs(text, _ANCHOR))
+
+
+def question_periods(question: str, now: datetime) -> list[Period]:
+    """The spans of days a question names ("what did I do last May", "上周三去了哪"),
+    resolved against the moment it is asked. (Search passes the last line of a query:
+    in a conversation so far, earlier lines' times are not what is asked.)"""
+    return find_periods(question, now)
+
+
+def fact_periods(fact: Fact) -> list[Period]:
+    """The days a fact is about: the times its text names, resolved against when it was
+    said ("下个月我要去深圳", said in February, is about March), else the day it was said."""
+    said = fact.created_at
+    return find_periods(fact.content, said) or [Period(said.date(), said.date())]
