@@ -295,3 +295,15 @@ def test_sentence_transformers_model_from_a_local_path():
     docs = emb.embed_documents(["The user has a dog.", "Quarterly taxes are due."])
     scores = docs @ emb.embed_query("pets")
     assert scores[0] > scores[1] and np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-4)
+
+
+def test_cached_embedder_keeps_queries_apart_from_documents(tmp_path, e5):
+    from archivist.index.embed import CachedEmbedder
+
+    cache = CachedEmbedder(e5, tmp_path / "cache.db")
+    doc = cache.embed_documents(["a cat"])[0]
+    query = cache.embed_query("a cat")
+    assert np.allclose(query, e5.embed_query("a cat")) and not np.allclose(query, doc)  # e5 prefixes differ
+    again = CachedEmbedder(e5, tmp_path / "cache.db")
+    again.inner = None  # a cached query never reaches the model
+    assert np.allclose(again.embed_query("a cat"), query)

@@ -34,6 +34,7 @@ from .errors import (
     WriteRejected,
 )
 from .index.conversation import Turn, conversation_contexts
+from .index.entities import entities
 from .index.text import query_terms
 from .model import cache_key, compact
 from .lifecycle.sessions import SessionSummary
@@ -879,11 +880,24 @@ class MemoryScope(_ContextMixin):
                 raise
         keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now) \
             if mode == "hybrid" and terms else []
+        entity_lists = [self._store.keyword_search(self.identity, t, limit=size, live_at=now)
+                        for t in self._entity_terms(query, terms)] if mode == "hybrid" and hybrid.entity_weight else []
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
         return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query),
-                           periods=question_periods(query.strip().splitlines()[-1], now))
+                           periods=question_periods(query.strip().splitlines()[-1], now), entity_lists=entity_lists)
+
+    @staticmethod
+    def _entity_terms(query: str, terms: list[str]) -> list[list[str]]:
+        """The search terms of each thing the question (its last line) names, when
+        they are not the whole query already."""
+        out: list[list[str]] = []
+        for name in entities(query.strip().splitlines()[-1]):
+            own = query_terms(name)
+            if own and set(own) != set(terms) and own not in out:
+                out.append(own)
+        return out[:3]
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

@@ -8,9 +8,10 @@ indexed (and embedded) with:
 
 * the turn it answers — the one before it in the thread, with its speaker;
 * what its pronouns refer to — when it points back (它/他/她/这个/那个/这次/那里…,
-  it/they/this/that/there/he/she…), the topics of the latest earlier turn that named
-  something; a pointing turn keeps pointing at the same thing, so a chain of
-  follow-ups ("它在会展中心" → "门票180") all reach the event;
+  it/they/this/that/there/he/she…) and names little itself, the topics of the latest
+  earlier turn that named things; such a turn keeps pointing at the same thing, so a
+  chain of follow-ups ("那个展在会展中心" → "它持续七天") all reach the event, while
+  a long turn that says "it" in passing names its own subject;
 * its speaker, when the text does not already say it.
 
 This is the fact's ``context``: searched, never shown. Topics are offline and cheap:
@@ -38,6 +39,7 @@ _SHORT = 6  # a turn this short ("好的，记下了。", "Sounds great!") ackno
 ANSWERED_CHARS = 300  # how much of the turn being answered is kept
 TOPIC_WINDOW = 8  # how many turns back a pronoun may reach
 MAX_TOPICS = 8
+DEPENDENT_TOPICS = 3  # a pointing turn naming this few things leans on what came before
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +87,14 @@ def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
             said = before.text[:ANSWERED_CHARS]
             parts.append(f"{before.speaker}: {said}" if _named(before.speaker) and before.speaker not in said else said)
         own = topics(turn.text)
-        if points_back(turn.text) and subject:
+        dependent = points_back(turn.text) and len(own) <= DEPENDENT_TOPICS
+        if dependent and subject:
             answered = set(topics(turns[i - 1].text))
             missing = [t for t in subject if t not in answered and t not in own]
             if missing:
                 parts.append(" ".join(missing))
-        if own and _length(turn.text) > _SHORT and (not points_back(turn.text) or not subject):
-            subject = own  # a turn that names something new becomes what later pronouns mean
+        elif own and _length(turn.text) > _SHORT:
+            subject = own  # a turn that names things itself becomes what later pronouns mean
         contexts.append("\n".join(parts) or None)
     return contexts
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -193,7 +193,7 @@ def get_embedder(name: str) -> Embedder:
 class CachedEmbedder:
     """Any embedder with a persistent cache of document vectors (one SQLite file, keyed
     by model name and content hash): re-embedding the same text is free. Queries are
-    not cached."""
+    cached under their own keys (an evaluation asks the same questions run after run)."""
 
     def __init__(self, inner: Embedder, path: str | os.PathLike) -> None:
         import sqlite3
@@ -213,9 +213,12 @@ class CachedEmbedder:
         return self.inner.dim
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, self.inner.embed_documents, "")
+
+    def _cached(self, texts: Sequence[str], embed: Any, kind: str) -> np.ndarray:
         import hashlib
 
-        keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        keys = [kind + hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for start in range(0, len(keys), 500):
@@ -228,7 +231,7 @@ class CachedEmbedder:
                     found[key] = np.frombuffer(blob, dtype=np.float32)
         missing = [i for i, k in enumerate(keys) if k not in found]
         if missing:
-            fresh = self.inner.embed_documents([texts[i] for i in missing])
+            fresh = embed([texts[i] for i in missing])
             with self._lock:
                 self._db.execute("BEGIN")
                 for row, i in enumerate(missing):
@@ -241,4 +244,5 @@ class CachedEmbedder:
         return np.vstack([found[k] for k in keys])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
+        # a query is embedded differently from a document ("query: " for e5): its own key
+        return self._cached([text], lambda batch: np.vstack([self.inner.embed_query(t) for t in batch]), "q:")[0]

@@ -7,7 +7,13 @@
    already applied the hard filters: the caller's scope only, committed status only
    (never candidates, superseded or deleted), unexpired at ``now``.
 2. **Fusion** by reciprocal rank: ``rrf = w_kw/(rrf_k + rank_kw) + w_vec/(rrf_k + rank_vec)``
-   (a missing rank adds 0), de-duplicated by fact id. A query of several lines (a
+   (a missing rank adds 0), de-duplicated by fact id. Each thing the question names
+   (``index.entities``: "Melanie", "深圳", "Charlotte's Web") is also searched on its
+   own: a fact only such a list found adds ``entity_weight/(rrf_k + rank)`` — facts
+   about a named thing reach the pool even when the question's other words drown it
+   out — and every candidate gets the feature ``entities``, the share of the named
+   things it names (in its words or its context), weighted ``w_entities``: a question
+   about two things prefers facts about both. A query of several lines (a
    conversation so far) adds a third list: the vector ranking of its last
    ``tail_lines`` lines, weighted ``tail_weight`` — the latest turns say most about what
    is needed now.
@@ -89,6 +95,8 @@ class HybridRanking:
     mmr_lambda: float | None = None
     tail_lines: int = 2  # multi-line queries also search by their last lines (0: off)
     tail_weight: float = 1.0
+    entity_weight: float = 0.5  # each named thing's own keyword list (0: off)
+    w_entities: float = 0.1  # the share of the question's named things a fact names
     importance: Mapping[Category, float] = field(default_factory=lambda: dict(IMPORTANCE))
 
     def pool(self, k: int) -> int:
@@ -108,6 +116,7 @@ class HybridRanking:
         tail: Sequence[tuple[Fact, float]] = (),
         asks_when: bool = False,
         periods: Sequence[Period] = (),
+        entity_lists: Sequence[Sequence[KeywordMatch]] = (),
     ) -> list[SearchHit]:
         facts: dict[str, Fact] = {}
         parts: dict[str, dict[str, float]] = {}
@@ -120,6 +129,16 @@ class HybridRanking:
         for rank, (fact, cosine) in enumerate(tail, start=1):
             facts.setdefault(fact.id, fact)
             parts.setdefault(fact.id, {}).update(tail_vector_rank=rank, tail_cosine=cosine)
+        found_by_query = set(parts)
+        entity_rrf: dict[str, float] = {}
+        for matches in entity_lists:
+            for rank, m in enumerate(matches, start=1):
+                facts.setdefault(m.fact.id, m.fact)
+                e = parts.setdefault(m.fact.id, {})
+                e["entity_rank"] = min(e.get("entity_rank", rank), rank)
+                e["entities_named"] = e.get("entities_named", 0) + 1
+                if m.fact.id not in found_by_query:  # the named thing alone brought it in
+                    entity_rrf[m.fact.id] = entity_rrf.get(m.fact.id, 0.0) + self.entity_weight / (self.rrf_k + rank)
         fused: dict[str, float] = {}
         for fid, e in parts.items():
             rrf = 0.0
@@ -129,7 +148,7 @@ class HybridRanking:
                 rrf += self.vector_weight / (self.rrf_k + e["vector_rank"])
             if "tail_vector_rank" in e:
                 rrf += self.tail_weight / (self.rrf_k + e["tail_vector_rank"])
-            fused[fid] = rrf
+            fused[fid] = rrf + entity_rrf.get(fid, 0.0)
         low, high = (min(fused.values()), max(fused.values())) if fused else (0.0, 0.0)
         spread = high - low
         hits: list[SearchHit] = []
@@ -145,9 +164,12 @@ class HybridRanking:
                 "confidence": fact.confidence,
             }
             weights = {"relevance": self.w_relevance, "recency": self.w_recency, "importance": self.w_importance,
-                       "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period}
+                       "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period,
+                       "entities": self.w_entities}
             if asks_when:
                 features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
+            if entity_lists:
+                features["entities"] = e.get("entities_named", 0) / len(entity_lists)
             if periods:
                 features["period"] = 1.0 if any(p.overlaps(q) for p in fact_periods(fact) for q in periods) else 0.0
             final = sum(weights[n] * v for n, v in features.items())
