@@ -36,12 +36,21 @@ def test_english_pronouns_and_named_speakers():
     ctx = contexts(("Caroline", "We adopted a puppy named Max last week."), ("Mel", "Sounds great!"),
                    ("Mel", "What breed is he?"))
     assert ctx[0] == "Caroline"  # the speaker, since the text does not say it
-    assert ctx[1].startswith("Mel\nCaroline: We adopted")
+    assert ctx[1] == "Mel"  # an acknowledgement of a statement is not indexed with it
     assert "puppy" in ctx[2] and "Max" in ctx[2]
 
 
+def test_an_answer_is_indexed_with_the_question_and_an_acknowledgement_is_not():
+    ctx = contexts(("user", "下周我要去成都看演唱会。"), ("assistant", "和谁一起呀？"), ("user", "和表姐。"),
+                   ("assistant", "好的，记下了。"))
+    assert "和谁一起呀？" in ctx[2] and "演唱会" in ctx[2]
+    assert ctx[3] is None  # found by nothing the user said before it
+    ctx = contexts(("Mel", "Where did you go last weekend?"), ("Caroline", "To the Pride parade with friends."))
+    assert ctx[1] == "Caroline\nMel: Where did you go last weekend?"
+
+
 def test_roles_are_not_indexed_as_speakers():
-    assert contexts(("user", "I like tea"), ("assistant", "Noted, you like tea"))[1] == "I like tea"
+    assert contexts(("user", "Do you like tea?"), ("assistant", "Yes, green tea"))[1] == "Do you like tea?"
 
 
 def test_points_back_and_topics():

@@ -6,7 +6,10 @@ question names the thing ("无人机展持续多久？"), and neither its keywor
 meaning reach a turn that only says "它". So a turn taken from a conversation is
 indexed (and embedded) with:
 
-* the turn it answers — the one before it in the thread, with its speaker;
+* the turn it answers — the one before it in the thread, with its speaker — when that
+  turn asked something ("和谁一起呀？" → "和表姐。") or this one leans on it; a turn after
+  a statement is not indexed with it (an acknowledgement would otherwise be found for
+  everything the statement says);
 * what its pronouns refer to — when it points back (它/他/她/这个/那个/这次/那里…,
   it/they/this/that/there/he/she…) and names little itself, the topics of the latest
   earlier turn that named things; such a turn keeps pointing at the same thing, so a
@@ -82,12 +85,14 @@ def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
         parts: list[str] = []
         if _named(turn.speaker) and turn.speaker.casefold() not in turn.text.casefold():
             parts.append(turn.speaker)
-        if i > 0 and turns[i - 1].text:
-            before = turns[i - 1]
+        own = topics(turn.text)
+        before = turns[i - 1] if i > 0 else None
+        answers = before is not None and asks(before.text)
+        # it points back ("它…", "that…"), or answers a question ("和表姐。"), naming little itself
+        dependent = (points_back(turn.text) or answers) and len(own) <= DEPENDENT_TOPICS
+        if before is not None and before.text and (answers or dependent):
             said = before.text[:ANSWERED_CHARS]
             parts.append(f"{before.speaker}: {said}" if _named(before.speaker) and before.speaker not in said else said)
-        own = topics(turn.text)
-        dependent = points_back(turn.text) and len(own) <= DEPENDENT_TOPICS
         if dependent and subject:
             answered = set(topics(turns[i - 1].text))
             missing = [t for t in subject if t not in answered and t not in own]
@@ -97,6 +102,14 @@ def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
             subject = own  # a turn that names things itself becomes what later pronouns mean
         contexts.append("\n".join(parts) or None)
     return contexts
+
+
+_ASKS = re.compile(r"[?？]|吗|呢|谁|什么|哪|几|多少|多久|怎么")
+
+
+def asks(text: str) -> bool:
+    """True when a turn asks something (the next turn answers it)."""
+    return bool(_ASKS.search(text))
 
 
 def _length(text: str) -> int:
