@@ -6,7 +6,8 @@ import pytest
 
 from archivist import Memory
 from archivist.clock import FixedClock
-from archivist.retrieval.questions import asks_for_all, asks_when, fact_periods, mentions_time, question_periods
+from archivist.retrieval.questions import (asks_for_all, asks_when, fact_periods, mentions_time, only_asks,
+                                          question_periods)
 from archivist.testing.embedders import HashEmbedder
 
 
@@ -113,3 +114,24 @@ def test_questions_that_gather_several_facts(question):
 ])
 def test_questions_about_one_fact(question):
     assert not asks_for_all(question)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("花了多少钱？", True), ("感觉怎么样？", True), ('Mel said, "How was it?"', True),
+    ('Caroline said, "Wow! What happened?"', True), ("太好了！你去哪了？", True),
+    ('Mel said, "I went camping. How was yours?"', False), ("我去了深圳。", False), ("It was great!", False),
+    ("", False),
+])
+def test_facts_that_only_ask(text, expected):
+    assert only_asks(text) is expected
+
+
+def test_a_fact_that_only_asks_yields_to_one_that_states(tmp_path):
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        s = mem.scope(user="alice")
+        s.remember_many([{"content": "油画课花了多少钱？"}, {"content": "油画课花了1800元。"},
+                         {"content": "我养了一只猫"}, {"content": "周末去爬山了"}], dedupe=False)
+        hits = s.search("油画课花了多少钱", k=2)
+        assert hits[0].fact.content == "油画课花了1800元。"
+        asking = next(h for h in hits if h.fact.content.endswith("？"))
+        assert asking.explanation["only_asks"] == 1.0 and asking.explanation["only_asks_contribution"] < 0

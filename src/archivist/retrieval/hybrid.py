@@ -37,6 +37,9 @@
    against when it was said, else the day it was said — falls in the question's span
    (resolved against the question's time): a soft filter, a fact outside it still ranks.
 
+   A fact that only asks a question ("花了多少钱？", "How was it?") states nothing and
+   loses ``w_only_asks`` (feature ``only_asks``, contributing its negative).
+
    Defaults: w_rel 1.0, w_rec 0.02, w_imp 0.01, w_conf 0.02 — relevance decides; the
    others only break near-ties the way a memory should (fresh, important, sure);
    w_dated 0.35 (a sweep on LoCoMo is in docs/retrieval.md).
@@ -64,7 +67,7 @@ import numpy as np
 from ..model import Category, Fact, SearchHit
 from ..storage.base import KeywordMatch
 from ..model.timerefs import Period
-from .questions import fact_periods, mentions_time
+from .questions import fact_periods, mentions_time, only_asks
 from .rank import age_decay
 
 IMPORTANCE = {
@@ -97,6 +100,7 @@ class HybridRanking:
     tail_weight: float = 1.0
     entity_weight: float = 0.5  # each named thing's own keyword list (0: off)
     w_entities: float = 0.1  # the share of the question's named things a fact names
+    w_only_asks: float = 0.1  # a fact that only asks a question ("花了多少钱？") states nothing
     importance: Mapping[Category, float] = field(default_factory=lambda: dict(IMPORTANCE))
 
     def pool(self, k: int) -> int:
@@ -165,11 +169,13 @@ class HybridRanking:
             }
             weights = {"relevance": self.w_relevance, "recency": self.w_recency, "importance": self.w_importance,
                        "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period,
-                       "entities": self.w_entities}
+                       "entities": self.w_entities, "only_asks": -self.w_only_asks}
             if asks_when:
                 features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
             if entity_lists:
                 features["entities"] = e.get("entities_named", 0) / len(entity_lists)
+            if self.w_only_asks:
+                features["only_asks"] = 1.0 if only_asks(fact.content) else 0.0
             if periods:
                 features["period"] = 1.0 if any(p.overlaps(q) for p in fact_periods(fact) for q in periods) else 0.0
             final = sum(weights[n] * v for n, v in features.items())

@@ -69,3 +69,22 @@ def fact_periods(fact: Fact) -> list[Period]:
     said ("下个月我要去深圳", said in February, is about March), else the day it was said."""
     said = fact.created_at
     return find_periods(fact.content, said) or [Period(said.date(), said.date())]
+
+
+_QUOTES = "\"'“”‘’「」『』 \t\n"
+
+
+def only_asks(text: str) -> bool:
+    """True when a text is a question and nothing more ("花了多少钱？", 'Mel said, "How
+    was it?"'): it states no fact, so it is a poor answer to a question."""
+    body = text.strip().rstrip(_QUOTES)
+    if not body.endswith(("?", "？")):
+        return False
+    sentences = [x for x in re.split(r"(?<=[.!?。！？])\s*", body.split('"', 1)[-1]) if x.strip(_QUOTES)]
+    return all(x.rstrip(_QUOTES).endswith(("?", "？")) or _interjection(x) for x in sentences)
+
+
+def _interjection(sentence: str) -> bool:
+    """"Wow!", "Hey Mel!", "太好了！" — says nothing."""
+    words = sentence.strip(_QUOTES).rstrip("!！.。")
+    return sentence.rstrip(_QUOTES).endswith(("!", "！")) and (len(words.split()) <= 3 if words.isascii() else len(words) <= 4)
