@@ -40,7 +40,7 @@ _NOT_TOPICS = frozenset("""时候 时间 事情 东西 感觉 觉得 问题 样�
 _ROLES = frozenset({"user", "assistant", "human", "ai", "system", "bot", "用户", "助手"})
 _SHORT = 6  # a turn this short ("好的，记下了。", "Sounds great!") acknowledges; it names nothing new
 ANSWERED_CHARS = 300  # how much of the turn being answered is kept
-TOPIC_WINDOW = 8  # how many turns back a pronoun may reach
+TOPIC_CHARS = 2000  # topics are read from a turn's opening (jieba's tagger is not free)
 MAX_TOPICS = 8
 DEPENDENT_TOPICS = 3  # a pointing turn naming this few things leans on what came before
 
@@ -81,11 +81,12 @@ def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
     turn has nothing to add (the first turn of a thread, said by no one)."""
     contexts: list[str | None] = []
     subject: list[str] = []  # what the conversation is about at this turn
+    previous: list[str] = []  # the topics of the turn before
     for i, turn in enumerate(turns):
         parts: list[str] = []
         if _named(turn.speaker) and turn.speaker.casefold() not in turn.text.casefold():
             parts.append(turn.speaker)
-        own = topics(turn.text)
+        own = topics(turn.text[:TOPIC_CHARS])
         before = turns[i - 1] if i > 0 else None
         answers = before is not None and asks(before.text)
         # it points back ("它…", "that…"), or answers a question ("和表姐。"), naming little itself
@@ -94,12 +95,12 @@ def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:
             said = before.text[:ANSWERED_CHARS]
             parts.append(f"{before.speaker}: {said}" if _named(before.speaker) and before.speaker not in said else said)
         if dependent and subject:
-            answered = set(topics(turns[i - 1].text))
-            missing = [t for t in subject if t not in answered and t not in own]
+            missing = [t for t in subject if t not in previous and t not in own]
             if missing:
                 parts.append(" ".join(missing))
         elif own and _length(turn.text) > _SHORT:
             subject = own  # a turn that names things itself becomes what later pronouns mean
+        previous = own
         contexts.append("\n".join(parts) or None)
     return contexts
 
