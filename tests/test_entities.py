@@ -30,7 +30,7 @@ def test_openers_and_pronouns_are_not_names():
     assert entities("Thanks! Yeah, I think so. What do you think? It's great.") == []
 
 
-def test_a_question_about_two_things_gathers_facts_about_each(tmp_path):
+def test_the_entities_feature_is_the_share_of_named_things_a_fact_names(tmp_path):
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
         s = mem.scope(user="u")
         s.remember_many([{"content": t} for t in (
@@ -40,4 +40,6 @@ def test_a_question_about_two_things_gathers_facts_about_each(tmp_path):
         assert {h.fact.content[:2] for h in hits} == {"杭州", "成都"}
         both = next(h for h in hits if h.fact.content.startswith("成都"))
         assert both.explanation["entities"] == 1.0  # names Chengdu, the marathon and Hangzhou
+        one = next(h for h in hits if h.fact.content.startswith("杭州"))
+        assert one.explanation["entities"] == pytest.approx(2 / 3)
         assert all("entities" not in h.explanation for h in s.search("跑了多久", k=2))

@@ -850,8 +850,11 @@ def eval_retrieval(
         emb = CachedEmbedder(get_embedder(embedder),
                              cache or Path(platformdirs.user_cache_dir("archivist")) / "eval-embeddings.db")
     total = sum(len(p.queries) for p in pools)
-    with Progress(console=err, transient=True) as progress, \
-            (per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()) as sink:
+    try:
+        sink_file = per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()
+    except OSError as exc:
+        raise InvalidInput(f"--per-query: cannot write {per_query}: {exc.strerror or exc}") from None
+    with Progress(console=err, transient=True) as progress, sink_file as sink:
         task = progress.add_task(f"evaluating {mode}", total=total)
         result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
                           progress=lambda done, _total: progress.update(task, completed=done),

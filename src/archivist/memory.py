@@ -12,6 +12,7 @@ and rendering meet. Everything else is a pure stage or a backend.
 from __future__ import annotations
 
 import json
+import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from .errors import (
     TraceNotFound,
     WriteRejected,
 )
-from .index.conversation import Turn, conversation_contexts
+from .index.conversation import Turn, conversation_contexts, quotable
 from .index.entities import entities
 from .index.text import query_terms
 from .model import cache_key, compact
@@ -63,6 +64,7 @@ from .pipeline.governance import (
     Rejection,
     check_confidence,
     check_text,
+    gate,
     gate_profile,
     is_near_duplicate,
     parse_candidate,
@@ -80,25 +82,21 @@ from .storage import open_store
 from .tokens import TokenCounter, default_counter
 
 
-def _with_conversation_context(parsed: list[tuple[Any, Any, str | None, datetime | None]],
-                               governance: GovernanceConfig) -> list[Any]:
-    """Candidates that are turns of a thread (``thread_id`` and ``turn``) and bring no
-    context of their own get the one their conversation gives them. A turn the content
-    policy refuses (a secret, a grant…) is never quoted into its neighbours' context."""
-    threads: dict[str, list[int]] = {}
-    for n, (raw, cand, thread, _when_) in enumerate(parsed):
-        if isinstance(cand, Candidate) and isinstance(raw, dict) and thread and raw.get("turn") is not None:
-            threads.setdefault(str(thread), []).append(n)
-    out = list(parsed)
-    for rows in threads.values():
-        rows.sort(key=lambda n: parsed[n][0]["turn"])
-        turns = [Turn("" if screen(parsed[n][1].content, detect_grants=governance.detect_grants) else
-                      parsed[n][1].content, parsed[n][0].get("speaker")) for n in rows]
-        for n, context in zip(rows, conversation_contexts(turns)):
-            raw, cand, thread, when = parsed[n]
-            if cand.context is None and context:
-                out[n] = (raw, replace(cand, context=context), thread, when)
-    return out
+def _turn_problem(raw: dict[str, Any], refuses: Callable[[str], bool]) -> Rejection | None:
+    """Why an item's thread, turn or speaker cannot be used, or ``None``."""
+    thread, turn, speaker = raw.get("thread_id"), raw.get("turn"), raw.get("speaker")
+    if thread is not None and (not isinstance(thread, str) or not thread.strip() or len(thread) > 200):
+        return Rejection("invalid_thread", "thread_id must be text of 1 to 200 characters")
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
+        return Rejection("invalid_turn", "turn must be a whole number ≥ 0")
+    if speaker is not None:
+        if not isinstance(speaker, str) or len(speaker) > 200 or \
+                any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in speaker):
+            return Rejection("invalid_speaker", "speaker must be text of at most 200 characters, "
+                                               "without control or invisible characters")
+        if refuses(speaker):
+            return Rejection("invalid_speaker", "the speaker's name holds what is never stored")
+    return None
 
 
 def _when(at: datetime | str | float | None) -> datetime | None:
@@ -506,13 +504,9 @@ class MemoryScope(_ContextMixin):
             except ValueError:
                 parsed.append((raw, Rejection("invalid_created_at", "not an ISO-8601 time"), None, None))
                 continue
-            turn, speaker = raw.get("turn"), raw.get("speaker")
-            if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
-                parsed.append((raw, Rejection("invalid_turn", "turn must be a whole number ≥ 0"), None, None))
-                continue
-            if speaker is not None and (not isinstance(speaker, str) or len(speaker) > 200):
-                parsed.append((raw, Rejection("invalid_speaker", "speaker must be text of at most 200 characters"),
-                               None, None))
+            problem = _turn_problem(raw, self._policy_refuses)
+            if problem:
+                parsed.append((raw, problem, None, None))
                 continue
             context = raw.get("context")
             if context is not None:
@@ -523,7 +517,7 @@ class MemoryScope(_ContextMixin):
                     continue
                 cand = replace(cand, context=context)
             parsed.append((raw, cand, raw.get("thread_id"), when))
-        parsed = _with_conversation_context(parsed, self.memory.governance)
+        parsed = self._with_conversation_context(parsed)
         report = ApplyReport()
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
@@ -560,7 +554,6 @@ class MemoryScope(_ContextMixin):
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         rows = filtered.by_id()
-        around = self._conversation_contexts(filtered)
         for raw in candidate_list:
             try:
                 cand = parse_candidate(raw, self.memory.governance)
@@ -568,9 +561,13 @@ class MemoryScope(_ContextMixin):
                 parsed.append((raw, Rejection.of(exc), thread_id, None))
                 continue
             row = rows.get(cand.evidence_message_id or "")
-            if cand.context is None and around.get(cand.evidence_message_id or ""):
-                cand = replace(cand, context=around[cand.evidence_message_id])
             parsed.append((raw, cand, thread_id, row.at if row is not None else None))
+        refused = {c.evidence_message_id for _, c, _, _ in parsed
+                   if isinstance(c, Candidate) and c.evidence_message_id and self._refused(c, filtered)}
+        around = self._conversation_contexts(filtered, refused)
+        parsed = [(raw, replace(c, context=around[c.evidence_message_id])
+                   if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
+                   thread, when) for raw, c, thread, when in parsed]
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             self._apply_lifecycle_hints(w, list(removals), list(reinforcements), filtered, report)
@@ -579,12 +576,47 @@ class MemoryScope(_ContextMixin):
             self._apply_profile(w, updates, filtered, report)
         return report
 
-    def _conversation_contexts(self, filtered: FilterResult) -> dict[str, str]:
+    def _refused(self, cand: Candidate, evidence: FilterResult | None) -> bool:
+        """Whether the write gate refuses ``cand`` whatever the store holds, or it was
+        forgotten: then its words are quoted into no neighbour's context either."""
+        if not gate(cand, self.memory.governance, evidence, project=self.identity.project).accepted:
+            return True
+        said_again = cand.source_type is SourceType.EXPLICIT or cand.explicit
+        return not said_again and self._store.is_tombstoned(self.identity, cand.content_hash)
+
+    def _policy_refuses(self, text: str) -> bool:
+        return screen(text, detect_grants=self.memory.governance.detect_grants) is not None
+
+    def _with_conversation_context(self, parsed: list[tuple[Any, Any, str | None, datetime | None]]) -> list[Any]:
+        """Candidates that are turns of a thread (``thread_id`` and ``turn``) and bring no
+        context of their own get the one their conversation gives them. A turn that is
+        not stored is never quoted into a neighbour's context; a turn that completes a
+        secret with the turn before it ("my password is" + "hunter2") is refused."""
+        threads: dict[str, list[int]] = {}
+        for n, (raw, cand, thread, _when_) in enumerate(parsed):
+            if isinstance(cand, Candidate) and isinstance(raw, dict) and thread and raw.get("turn") is not None:
+                threads.setdefault(thread, []).append(n)
+        out = list(parsed)
+        for rows in threads.values():
+            rows.sort(key=lambda n: parsed[n][0]["turn"])
+            turns = [Turn(parsed[n][1].content, parsed[n][0].get("speaker")) for n in rows]
+            turns, pairs = quotable(turns, [self._refused(parsed[n][1], None) for n in rows], self._policy_refuses)
+            for n, context, pair in zip(rows, conversation_contexts(turns), pairs):
+                raw, cand, thread, when = parsed[n]
+                if pair:
+                    out[n] = (raw, Rejection("secret", "together with the turn before it, it holds what is never "
+                                                       "stored (a secret, or words aimed at the model)"), thread, when)
+                elif cand.context is None and context:
+                    out[n] = (raw, replace(cand, context=context), thread, when)
+        return out
+
+    def _conversation_contexts(self, filtered: FilterResult, refused_ids: set[str]) -> dict[str, str]:
         """Each kept message's retrieval context from the turns around it (what a fact
-        citing it is also indexed with); messages the content policy refuses are never
-        quoted."""
-        detect = self.memory.governance.detect_grants
-        turns = [Turn("" if screen(r.content, detect_grants=detect) else r.content, r.role) for r in filtered.rows]
+        citing it is also indexed with). A message the content policy refuses, or one a
+        refused candidate cites, is never quoted."""
+        turns = [Turn(r.content, r.role) for r in filtered.rows]
+        refused = [r.id in refused_ids or self._policy_refuses(r.content) for r in filtered.rows]
+        turns, _pairs = quotable(turns, refused, self._policy_refuses)
         return {r.id: c for r, c in zip(filtered.rows, conversation_contexts(turns)) if c}
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
@@ -880,24 +912,12 @@ class MemoryScope(_ContextMixin):
                 raise
         keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now) \
             if mode == "hybrid" and terms else []
-        entity_lists = [self._store.keyword_search(self.identity, t, limit=size, live_at=now)
-                        for t in self._entity_terms(query, terms)] if mode == "hybrid" and hybrid.entity_weight else []
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
+        last_line = query.strip().splitlines()[-1]  # in a conversation so far, what is asked now
         return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query),
-                           periods=question_periods(query.strip().splitlines()[-1], now), entity_lists=entity_lists)
-
-    @staticmethod
-    def _entity_terms(query: str, terms: list[str]) -> list[list[str]]:
-        """The search terms of each thing the question (its last line) names, when
-        they are not the whole query already."""
-        out: list[list[str]] = []
-        for name in entities(query.strip().splitlines()[-1]):
-            own = query_terms(name)
-            if own and set(own) != set(terms) and own not in out:
-                out.append(own)
-        return out[:3]
+                           periods=question_periods(last_line, now), named=entities(last_line))
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

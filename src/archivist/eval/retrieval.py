@@ -68,6 +68,12 @@ def load_pools(lines: Iterable[str], source: str = "<input>") -> list[Pool]:
             if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
                 raise EvalFormatError(f"{where}: item {i} needs a string id and text")
             _check_time(item.get("time"), f"{where}: item {item['id']!r}")
+            meta = item.get("meta")
+            if meta is not None and not isinstance(meta, dict):
+                raise EvalFormatError(f"{where}: item {item['id']!r}: meta must be an object")
+            for key in ("thread", "speaker", "context"):
+                if meta and meta.get(key) is not None and not isinstance(meta[key], str):
+                    raise EvalFormatError(f"{where}: item {item['id']!r}: meta.{key} must be a string")
             ids.add(item["id"])
         for i, q in enumerate(data["queries"]):
             if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("text"), str):

@@ -24,7 +24,7 @@ jieba part-of-speech nouns for Chinese, words that are not stopwords for other t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .text import STOPWORDS, _CJK_RUN, _WORD, pos_tagger
@@ -74,6 +74,23 @@ def topics(text: str) -> list[str]:
 
 def _latin_topics(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in STOPWORDS and not w.isdigit()]
+
+
+def quotable(turns: Sequence[Turn], refused: Sequence[bool],
+             refuses: Callable[[str], bool]) -> tuple[list[Turn], list[bool]]:
+    """What may be quoted into contexts: ``turns`` with the text of every refused turn
+    blanked, and of both turns of a pair that the content policy (``refuses``) refuses
+    only when read together ("我的密码是" + "Tr0ub4dor&3"). Also returns, per turn,
+    whether it completes such a pair."""
+    texts = [("" if no else t.text) for t, no in zip(turns, refused)]
+    joined = [False] * len(turns)
+    for i in range(1, len(turns)):
+        if texts[i - 1] and texts[i] and refuses(texts[i - 1] + "\n" + texts[i]):
+            joined[i] = True
+    for i, pair in enumerate(joined):
+        if pair:
+            texts[i - 1] = texts[i] = ""
+    return [Turn(text, t.speaker) for t, text in zip(turns, texts)], joined
 
 
 def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:

@@ -4,8 +4,8 @@ Why: a question names what it is about ("深圳那个无人机展持续多久？
 paint?"). The facts worth gathering are the ones that name the same things, either in
 their words or in their context (a follow-up that only says "它…" carries the event it
 points to, see :mod:`archivist.index.conversation`), and a question about two things
-(multi-hop) needs facts about each — even when the rest of the question's words drown
-one of them out. Recall searches each named thing on its own and fuses what it finds.
+(multi-hop) prefers facts about both: recall's ``entities`` feature is the share of the
+question's named things a candidate names.
 
 * Chinese: jieba's proper-noun tags (``nr`` person, ``ns`` place, ``nt`` organisation,
   ``nz`` other), foreign words inside Chinese text, and nouns of three or more

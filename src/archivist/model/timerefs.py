@@ -11,6 +11,7 @@ extractor uses it to write facts, recall can use it to read questions.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -222,9 +223,13 @@ def _month_end(d: date) -> date:
 
 
 def _period_of(first: date, precision: str) -> Period:
-    last = {"day": first, "week": first + timedelta(days=6), "month": _month_end(first),
-            "year": date(first.year, 12, 31)}[precision]
-    return Period(first, last)
+    if precision == "day":
+        return Period(first, first)
+    if precision == "week":
+        return Period(first, first + timedelta(days=6))
+    if precision == "month":
+        return Period(first, date(first.year, 12, 31) if first.month == 12 else _month_end(first))
+    return Period(first, date(first.year, 12, 31))
 
 
 def _month_period(month: int, day: int | None, year: int | None, today: date, rel: str | None) -> Period:
@@ -244,9 +249,16 @@ def _month_period(month: int, day: int | None, year: int | None, today: date, re
 
 def find_periods(text: str, at: datetime) -> list[Period]:
     """Every span of days ``text`` names, relative ("last week", "上周三") or absolute
-    ("May 2023", "3月14日", "去年5月"), resolved against ``at``."""
+    ("May 2023", "3月14日", "去年5月"), resolved against ``at``. Never raises: a span
+    that falls off the calendar (next week in the year 9999) is left out."""
+    text = unicodedata.normalize("NFKC", text)  # "３月" is 3月
     today = at.date()
-    found = [_period_of(r.day, r.precision) for r in find_time_refs(text, at)]
+    found: list[Period] = []
+    for ref in find_time_refs(text, at):
+        try:
+            found.append(_period_of(ref.day, ref.precision))
+        except (ValueError, OverflowError):
+            continue
     for m in _ABS_EN.finditer(text):
         try:
             if m.group("only_year"):
@@ -261,7 +273,7 @@ def find_periods(text: str, at: datetime) -> list[Period]:
             found.append(_month_period(month, int(day) if day else None,
                                        int(m.group("year")) if m.group("year") else None, today,
                                        (m.group("rel") or "").lower() or None))
-        except (ValueError, StopIteration):
+        except (ValueError, OverflowError, StopIteration):
             continue
     for m in _ABS_ZH.finditer(text):
         try:
@@ -271,7 +283,7 @@ def find_periods(text: str, at: datetime) -> list[Period]:
             year = None if y is None else today.year + _ZH_YEARS[y] if y in _ZH_YEARS else int(y)
             if 1 <= month <= 12:
                 found.append(_month_period(month, day, year, today, "this" if y else None))
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, OverflowError):
             continue
     # "去年5月" names a year and a month in it: the month is what is meant
     return [p for p in dict.fromkeys(found)

@@ -7,13 +7,7 @@
    already applied the hard filters: the caller's scope only, committed status only
    (never candidates, superseded or deleted), unexpired at ``now``.
 2. **Fusion** by reciprocal rank: ``rrf = w_kw/(rrf_k + rank_kw) + w_vec/(rrf_k + rank_vec)``
-   (a missing rank adds 0), de-duplicated by fact id. Each thing the question names
-   (``index.entities``: "Melanie", "深圳", "Charlotte's Web") is also searched on its
-   own: a fact only such a list found adds ``entity_weight/(rrf_k + rank)`` — facts
-   about a named thing reach the pool even when the question's other words drown it
-   out — and every candidate gets the feature ``entities``, the share of the named
-   things it names (in its words or its context), weighted ``w_entities``: a question
-   about two things prefers facts about both. A query of several lines (a
+   (a missing rank adds 0), de-duplicated by fact id. A query of several lines (a
    conversation so far) adds a third list: the vector ranking of its last
    ``tail_lines`` lines, weighted ``tail_weight`` — the latest turns say most about what
    is needed now.
@@ -36,6 +30,11 @@
    ``period`` = 1 when the time the fact is about — the times its text names, resolved
    against when it was said, else the day it was said — falls in the question's span
    (resolved against the question's time): a soft filter, a fact outside it still ranks.
+
+   A question that names things (``index.entities``: "Melanie", "深圳", "Charlotte's
+   Web") adds ``w_entities·entities``, the share of them a fact names in its words or
+   its context (a follow-up that only says "它…" carries the event it points to): a
+   question about two things prefers facts about both.
 
    A fact that only asks a question ("花了多少钱？", "How was it?") states nothing and
    loses ``w_only_asks`` (feature ``only_asks``, contributing its negative).
@@ -98,8 +97,7 @@ class HybridRanking:
     mmr_lambda: float | None = None
     tail_lines: int = 2  # multi-line queries also search by their last lines (0: off)
     tail_weight: float = 1.0
-    entity_weight: float = 0.5  # each named thing's own keyword list (0: off)
-    w_entities: float = 0.1  # the share of the question's named things a fact names
+    w_entities: float = 0.2  # the share of the question's named things a fact names
     w_only_asks: float = 0.1  # a fact that only asks a question ("花了多少钱？") states nothing
     importance: Mapping[Category, float] = field(default_factory=lambda: dict(IMPORTANCE))
 
@@ -120,7 +118,7 @@ class HybridRanking:
         tail: Sequence[tuple[Fact, float]] = (),
         asks_when: bool = False,
         periods: Sequence[Period] = (),
-        entity_lists: Sequence[Sequence[KeywordMatch]] = (),
+        named: Sequence[str] = (),
     ) -> list[SearchHit]:
         facts: dict[str, Fact] = {}
         parts: dict[str, dict[str, float]] = {}
@@ -133,16 +131,6 @@ class HybridRanking:
         for rank, (fact, cosine) in enumerate(tail, start=1):
             facts.setdefault(fact.id, fact)
             parts.setdefault(fact.id, {}).update(tail_vector_rank=rank, tail_cosine=cosine)
-        found_by_query = set(parts)
-        entity_rrf: dict[str, float] = {}
-        for matches in entity_lists:
-            for rank, m in enumerate(matches, start=1):
-                facts.setdefault(m.fact.id, m.fact)
-                e = parts.setdefault(m.fact.id, {})
-                e["entity_rank"] = min(e.get("entity_rank", rank), rank)
-                e["entities_named"] = e.get("entities_named", 0) + 1
-                if m.fact.id not in found_by_query:  # the named thing alone brought it in
-                    entity_rrf[m.fact.id] = entity_rrf.get(m.fact.id, 0.0) + self.entity_weight / (self.rrf_k + rank)
         fused: dict[str, float] = {}
         for fid, e in parts.items():
             rrf = 0.0
@@ -152,7 +140,7 @@ class HybridRanking:
                 rrf += self.vector_weight / (self.rrf_k + e["vector_rank"])
             if "tail_vector_rank" in e:
                 rrf += self.tail_weight / (self.rrf_k + e["tail_vector_rank"])
-            fused[fid] = rrf + entity_rrf.get(fid, 0.0)
+            fused[fid] = rrf
         low, high = (min(fused.values()), max(fused.values())) if fused else (0.0, 0.0)
         spread = high - low
         hits: list[SearchHit] = []
@@ -172,8 +160,9 @@ class HybridRanking:
                        "entities": self.w_entities, "only_asks": -self.w_only_asks}
             if asks_when:
                 features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
-            if entity_lists:
-                features["entities"] = e.get("entities_named", 0) / len(entity_lists)
+            if named:
+                text = (fact.content + "\n" + (fact.context or "")).casefold()
+                features["entities"] = sum(name.casefold() in text for name in named) / len(named)
             if self.w_only_asks:
                 features["only_asks"] = 1.0 if only_asks(fact.content) else 0.0
             if periods:
