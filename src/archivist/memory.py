@@ -601,11 +601,13 @@ class MemoryScope(_ContextMixin):
             rows.sort(key=lambda n: parsed[n][0]["turn"])
             turns = [Turn(parsed[n][1].content, parsed[n][0].get("speaker")) for n in rows]
             turns, pairs = quotable(turns, [self._refused(parsed[n][1], None) for n in rows], self._policy_refuses)
-            for n, context, pair in zip(rows, conversation_contexts(turns), pairs):
+            for i, (n, context, pair) in enumerate(zip(rows, conversation_contexts(turns), pairs)):
                 raw, cand, thread, when = parsed[n]
                 if pair:
-                    out[n] = (raw, Rejection("secret", "together with the turn before it, it holds what is never "
-                                                       "stored (a secret, or words aimed at the model)"), thread, when)
+                    joined = parsed[rows[i - 1]][1].content + "\n" + cand.content
+                    why = screen(joined, detect_grants=self.memory.governance.detect_grants)
+                    code, reason = (why.code, why.reason) if why else ("secret", "never stored")
+                    out[n] = (raw, Rejection(code, f"together with the turn before it: {reason}"), thread, when)
                 elif cand.context is None and context:
                     out[n] = (raw, replace(cand, context=context), thread, when)
         return out
