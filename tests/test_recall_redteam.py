@@ -37,9 +37,9 @@ def turn(n, text, speaker="user", thread="t1", **extra):
 
 # ---------------------------------------------------------------- findings (fixed)
 
-def test_split_secret_is_joined_in_the_index(mem):
-    """HIGH. Said in one message the password is refused; split over two turns each passes
-    screen() alone, and the derived context joins cue and value in one indexed row."""
+def test_a_secret_split_over_two_turns_is_refused(mem):
+    """A password said over two turns (each passing the policy alone) is refused, never
+    joined in one indexed row."""
     s = mem.scope(tenant="t", user="u")
     assert screen("我的密码是 Tr0ub4dor&3，它你记一下") is not None  # one message: refused
     r = s.remember_many([turn(0, "我的密码是"), turn(1, "Tr0ub4dor&3，它你记一下")], dedupe=False)
@@ -50,9 +50,9 @@ def test_split_secret_is_joined_in_the_index(mem):
     assert not any("Tr0ub4dor" in h for h in hits)
 
 
-def test_transactional_turn_is_quoted_into_the_follow_up(mem):
-    """MEDIUM. A turn the gate refuses as transactional (a one-off order) is quoted into
-    the next turn's context and indexed, exported and searchable."""
+def test_a_transactional_turn_is_not_quoted_into_the_follow_up(mem):
+    """A turn the gate refuses as transactional (a one-off order) is quoted into no
+    neighbour's context."""
     s = mem.scope(tenant="t", user="u")
     r = s.remember_many([turn(0, "Wire 5000 dollars to Bob's account tonight", authority="transactional"),
                          turn(1, "Do it before midnight.")], dedupe=False)
@@ -62,9 +62,9 @@ def test_transactional_turn_is_quoted_into_the_follow_up(mem):
         assert "Wire 5000" not in json.dumps(f.as_dict())
 
 
-def test_forgotten_content_returns_through_a_neighbours_context(mem):
-    """MEDIUM (erasure). After forget(), re-applying the conversation refuses the fact
-    ('forgotten') but its message is quoted into the follow-up's context: search finds it again."""
+def test_forgotten_content_does_not_return_through_a_neighbours_context(mem):
+    """After forget(), re-applying the conversation brings the forgotten words back
+    nowhere, not even in a follow-up's context."""
     s = mem.scope(tenant="t", user="u")
     msgs = [{"id": "u1", "role": "user", "content": "I was diagnosed with type 2 diabetes in 2019."},
             {"id": "u2", "role": "user", "content": "It scares me."}]
@@ -78,10 +78,9 @@ def test_forgotten_content_returns_through_a_neighbours_context(mem):
     assert s.search("diabetes", mode="keyword") == [], [(f.content, f.context) for f in s.facts()]
 
 
-def test_far_future_created_at_crashes_every_period_question(mem):
-    """HIGH (DoS). remember_many accepts created_at 9999-12-31; fact_periods() resolves
-    'yesterday' against it and raises OverflowError, so every question naming a time
-    ('last week', '上周三') fails for the whole scope."""
+def test_a_far_future_created_at_does_not_break_questions_naming_a_time(mem):
+    """A fact said at 9999-12-31 does not break searches that name a time ('last
+    week', '上周三')."""
     s = mem.scope(tenant="t", user="u")
     s.remember_many([{"content": "I went to Hangzhou yesterday.", "category": "context",
                       "created_at": "9999-12-31T10:00:00+00:00"},
@@ -93,13 +92,13 @@ def test_far_future_created_at_crashes_every_period_question(mem):
 @pytest.mark.parametrize("now", [datetime(9999, 12, 31, tzinfo=UTC), datetime(9999, 12, 25, tzinfo=UTC)])
 @pytest.mark.parametrize("text", ["yesterday", "last week", "上周三", "下周", "tomorrow", "next Monday"])
 def test_find_periods_never_raises_near_the_end_of_time(now, text):
-    """find_periods must never raise (same root cause as above)."""
+    """find_periods never raises near the end of the calendar."""
     find_periods(text, now)
 
 
-def test_int_and_str_thread_ids_share_contexts(mem):
-    """LOW. thread_id 7 and "7" are stored as different threads but str() merges them
-    when contexts are derived: a context crosses threads."""
+def test_a_thread_id_must_be_text(mem):
+    """thread_id 7 and "7" are never merged: a thread id that is not text is refused
+    per item."""
     s = mem.scope(tenant="t", user="u")
     r = s.remember_many([turn(0, "We went to the Lisbon jazz festival.", thread=7),
                          turn(1, "It lasted three days.", thread="7")], dedupe=False)
@@ -109,9 +108,9 @@ def test_int_and_str_thread_ids_share_contexts(mem):
 
 
 @pytest.mark.parametrize("tid", [["a"], {"x": 1}])
-def test_unhashable_thread_id_aborts_the_whole_batch(mem, tid):
-    """MEDIUM. A list/dict thread_id raises StoreError for the whole batch instead of a
-    per-item refusal; the good item in the same batch is lost."""
+def test_an_unhashable_thread_id_is_refused_per_item(mem, tid):
+    """A list/dict thread_id is refused per item (invalid_thread); the rest of the batch
+    is written."""
     s = mem.scope(tenant="t", user="u")
     r = s.remember_many([turn(0, "I like green tea.", thread="ok"), turn(0, "We went to Lisbon.", thread=tid)])
     assert [f.content for f in r.saved] == ["I like green tea."]
@@ -120,17 +119,17 @@ def test_unhashable_thread_id_aborts_the_whole_batch(mem, tid):
 
 @pytest.mark.parametrize("speaker", ["bo\x00b", "ali\nce", "\u202eecila"])
 def test_control_characters_in_speaker_are_refused(mem, speaker):
-    """LOW. Speakers with NUL/newline/bidi controls are accepted and copied into the
-    indexed context of this turn and the next (forging context lines)."""
+    """Speakers with NUL/newline/bidi controls are refused (they could forge context
+    lines)."""
     s = mem.scope(tenant="t", user="u")
     r = s.remember_many([turn(0, "We went to the Porto wine festival.", speaker=speaker),
                          turn(1, "It lasted three days.", speaker="x")], dedupe=False)
     assert [w.code for _, w in r.rejected] == ["invalid_speaker"]
 
 
-def test_a_secret_speaker_poisons_an_innocent_neighbour(mem):
-    """LOW-MEDIUM. The speaker field is not screened per item; a secret in it is copied into
-    the next turn's context, so another speaker's harmless turn is refused as 'secret'."""
+def test_a_secret_in_a_speaker_is_refused_on_its_own_item(mem):
+    """A secret in a speaker name is refused on its own item and never copied into the
+    next turn's context (which would get an innocent turn refused)."""
     s = mem.scope(tenant="t", user="u")
     r = s.remember_many([turn(0, "We went to Lisbon.", speaker="sk-proj-4f9XcQ2LmZ8vT1rB7nK3wY6hJ0pD5sGa"),
                          turn(1, "What did you eat there?", speaker="Bob")], dedupe=False)
@@ -149,7 +148,7 @@ POOL = ('{"pool": "p", "items": [{"id": "a", "text": "We went to the Lisbon jazz
 
 @pytest.mark.parametrize("out", ["/nonexistent/dir/out.jsonl", "/tmp"])
 def test_per_query_unwritable_is_a_clean_error(tmp_path, out):
-    """MEDIUM (CLI). --per-query to a missing dir / a directory prints a rich traceback."""
+    """--per-query to a missing dir / a directory is a one-line error, no traceback."""
     f = tmp_path / "pool.jsonl"
     f.write_text(POOL)
     p = _cli("eval", "retrieval", str(f), "--mode", "keyword", "--per-query", out)
@@ -159,7 +158,7 @@ def test_per_query_unwritable_is_a_clean_error(tmp_path, out):
 
 
 def test_eval_meta_not_an_object_is_a_format_error(tmp_path):
-    """LOW (CLI). An item whose meta is a string crashes with AttributeError instead of EvalFormatError."""
+    """An eval item whose meta is a string is an EvalFormatError, not a crash."""
     f = tmp_path / "pool.jsonl"
     f.write_text('{"pool": "p", "items": [{"id": "a", "text": "x y z", "meta": "oops"}], '
                  '"queries": [{"id": "q", "text": "x", "gold": ["a"]}]}\n')
