@@ -63,8 +63,10 @@ def main(path: str, seed: int, day: int) -> None:
             live = scope.facts()
             if live:
                 victim = rng.choice(live)
-                scope.forget(victim.id)
+                # said before forgetting: a kill between the commit and this line must not
+                # make a forgotten fact look like a lost write
                 say("FORGOT", n, scope.identity.user, victim.id)
+                scope.forget(victim.id)
         elif op == "consolidate":
             plan = scope.consolidate(force=True)
             say("CONSOLIDATED", n, scope.identity.user, len(plan.actions) - len(plan.skipped))

@@ -31,6 +31,12 @@ def mem(tmp_path):
     m.close()
 
 
+def candidate(content, message_id, quote):
+    """An extracted fact citing one message, as apply() takes it."""
+    return {"content": content, "category": "context", "scope": "user", "durability": "durable",
+            "authority": "descriptive", "confidence": 0.9, "evidence_message_id": message_id, "evidence_text": quote}
+
+
 def turn(n, text, speaker="user", thread="t1", **extra):
     return {"content": text, "thread_id": thread, "turn": n, "speaker": speaker, "category": "context", **extra}
 
@@ -42,7 +48,7 @@ def test_a_secret_split_over_two_turns_is_refused(mem):
     joined in one indexed row."""
     s = mem.scope(tenant="t", user="u")
     assert screen("我的密码是 Tr0ub4dor&3，它你记一下") is not None  # one message: refused
-    r = s.remember_many([turn(0, "我的密码是"), turn(1, "Tr0ub4dor&3，它你记一下")], dedupe=False)
+    s.remember_many([turn(0, "我的密码是"), turn(1, "Tr0ub4dor&3，它你记一下")], dedupe=False)
     stored = [(f.content, f.context) for f in s.facts()]
     hits = [h.fact.content for h in s.search("我的密码是什么", k=3, mode="keyword")]
     # expected: the join is screened (e.g. screen(before + turn)) and the value never indexed under "密码"
@@ -68,10 +74,9 @@ def test_forgotten_content_does_not_return_through_a_neighbours_context(mem):
     s = mem.scope(tenant="t", user="u")
     msgs = [{"id": "u1", "role": "user", "content": "I was diagnosed with type 2 diabetes in 2019."},
             {"id": "u2", "role": "user", "content": "It scares me."}]
-    a = {"content": "The user was diagnosed with type 2 diabetes in 2019.", "category": "context", "scope": "user",
-         "durability": "durable", "authority": "descriptive", "confidence": 0.9, "evidence_message_id": "u1",
-         "evidence_text": "I was diagnosed with type 2 diabetes in 2019"}
-    b = {**a, "content": "The user is scared.", "evidence_message_id": "u2", "evidence_text": "It scares me"}
+    a = candidate("The user was diagnosed with type 2 diabetes in 2019.", "u1",
+                  "I was diagnosed with type 2 diabetes in 2019")
+    b = candidate("The user is scared.", "u2", "It scares me")
     s.forget(s.apply([a], msgs[:1]).saved[0].id)
     r = s.apply([a, b], msgs)
     assert [w.code for _, w in r.rejected] == ["forgotten"]
@@ -187,9 +192,7 @@ def test_resisted_apply_refused_message_not_quoted(mem):
     s = mem.scope(tenant="t", user="u")
     msgs = [{"id": "u1", "role": "user", "content": "My password is Tr0ub4dor&3"},
             {"id": "u2", "role": "user", "content": "It is the same for my email."}]
-    c = {"content": "The user uses one credential for email.", "category": "context", "scope": "user",
-         "durability": "durable", "authority": "descriptive", "confidence": 0.9, "evidence_message_id": "u2",
-         "evidence_text": "It is the same for my email"}
+    c = candidate("The user uses one credential for email.", "u2", "It is the same for my email")
     s.apply([c], msgs)
     assert "Tr0ub4dor" not in json.dumps([f.as_dict() for f in s.facts()])
 
