@@ -29,9 +29,9 @@ def test_put_get_search_list_delete(store):
     s.put(("bob", "memories"), "b1", {"content": "Bob drinks green tea too."})
     item = s.get(("alice", "memories"), "m2")
     assert item.value["content"] == "Alice's dog is called Pixel." and item.namespace == ("alice", "memories")
-    hits = s.search(("alice",), query="green tea")
-    assert [h.key for h in hits] == ["m1"] and hits[0].score > 0
-    assert [h.key for h in s.search(("alice", "memories"), query="爬山")] == ["m3"]
+    hits = s.search(("alice",), query="green tea")  # no embedder: every item, keyword matches first
+    assert [h.key for h in hits][0] == "m1" and len(hits) == 4 and {h.score for h in hits} == {None}
+    assert [h.key for h in s.search(("alice", "memories"), query="爬山")][0] == "m3"
     assert {h.key for h in s.search(("alice",), filter={"kind": "habit"})} == {"m1", "m3"}
     assert [h.key for h in s.search(("alice",), limit=2, offset=1)] and len(s.search(("alice",))) == 4
     assert s.list_namespaces(prefix=("alice",)) == [("alice", "memories"), ("alice", "profile")]
@@ -67,10 +67,32 @@ def test_query_search_fuses_vectors_when_an_embedder_is_configured(db_path, cloc
     s = ArchivistStore(mem)
     for i in range(10):
         s.put(("alice", "notes"), f"n{i}", {"content": f"note number {i} about topic {i}"})
-    hits = s.search(("alice",), query="note number 3 about topic 3", limit=10)
+    # without index=, the memory's embedder indexes whole values ("$"), as LangGraph's default fields
+    hits = s.search(("alice",), query='{"content": "note number 3 about topic 3"}', limit=10)
     assert hits[0].key == "n3" and len(hits) == 10
     only_vectors = s.search(("alice",), query="zzz qqq", limit=10)
     assert len(only_vectors) == 10  # no keyword matches: the vector ranking alone orders them
     assert s.search(("alice",), query="zzz qqq", limit=10)[0].key == only_vectors[0].key
+    assert all(-1.0 <= h.score <= 1.0 for h in hits) and hits[0].score > 0.99  # cosine similarity
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     mem.close()
-    assert ArchivistStore(Memory(SQLiteStore(db_path), clock=clock)).search(("alice",), query="zzz qqq") == []
+    unindexed = ArchivistStore(Memory(SQLiteStore(db_path), clock=clock)).search(("alice",), query="zzz qqq")
+    assert len(unindexed) == 10 and {h.score for h in unindexed} == {None}  # as LangGraph's stores without an index
+
+
+def test_items_written_before_indexing_existed_are_scored_by_the_configured_fields(db_path, clock):
+    import sqlite3
+
+    mem = Memory(SQLiteStore(db_path), clock=clock, embedder=HashEmbedder())
+    s = ArchivistStore(mem)
+    s.put(("alice", "n"), "old", {"content": "written by an older archivist"})
+    s.put(("alice", "n"), "off", {"content": "never indexed"}, index=False)
+    mem.close()
+    conn = sqlite3.connect(db_path)  # as a schema-12 file left it: no vectors recorded
+    conn.execute("UPDATE graph_items SET vector_paths = NULL, vectors = NULL WHERE key = 'old'")
+    conn.commit()
+    conn.close()
+    mem = Memory(SQLiteStore(db_path), clock=clock, embedder=HashEmbedder())
+    hits = ArchivistStore(mem).search(("alice",), query="older")
+    assert [h.key for h in hits] == ["old", "off"] and hits[0].score is not None and hits[1].score is None
+    mem.close()

@@ -5,6 +5,7 @@ import pytest
 from conftest import candidate, sqlite_at_version, turn
 
 from archivist import Memory, SchemaTooNew, SQLiteStore, StoreCorrupt, StoreLocked
+from archivist.storage.sqlite import MIGRATIONS
 
 
 def seed(scope):
@@ -47,8 +48,6 @@ def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, cl
 
 
 def test_migrations_are_recorded_and_wal_is_on(db_path):
-    from archivist.storage.sqlite import MIGRATIONS
-
     store = SQLiteStore(db_path)
     assert store.schema_version == len(MIGRATIONS) >= 2
     assert store._read("PRAGMA journal_mode")[0][0] == "wal"
@@ -214,12 +213,13 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
     conn = sqlite3.connect(path)  # back to schema 11: no keyword tables, the old vocabulary view
     for statement in ("DROP TABLE keyword_docs", "DROP TABLE keyword_terms", "DROP TABLE keyword_scopes",
                       "CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row')",
-                      "DELETE FROM schema_migrations WHERE version = 12"):
+                      "ALTER TABLE graph_items DROP COLUMN vector_paths", "ALTER TABLE graph_items DROP COLUMN vectors",
+                      "DELETE FROM schema_migrations WHERE version >= 12"):
         conn.execute(statement)
     conn.commit()
     conn.close()
     with Memory.open(path) as mem:
-        assert mem.store.schema_version == 12
+        assert mem.store.schema_version == len(MIGRATIONS)
         assert [h.fact.content for h in mem.scope("acme", "bob", "helper").search("run", k=3, mode="keyword")]
     assert keyword_tables(path) == fresh
 

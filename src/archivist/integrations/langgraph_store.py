@@ -1,30 +1,52 @@
 """A LangGraph ``BaseStore`` backed by an archivist store.
 
-Items live in the same SQLite (or other) store as memory, in their own table, under a
+Items live in the same SQLite or PostgreSQL store as memory, in their own table, under a
 tenant fixed by the adapter (never by the caller). By convention the first element of
 a namespace is the user id — ``("alice", "memories")`` — so forgetting a user removes
-their items too. ``batch``/``abatch`` handle Get, Put (``value=None`` deletes), Search
-and ListNamespaces; TTLs are in minutes (``refresh_ttl`` on read extends them).
+their items too. The constructor takes LangGraph's ``index=`` and ``ttl=`` settings.
 
-Search: equality ``filter`` on top-level value fields, then, with a ``query``, the same
-fusion as memory recall — a keyword ranking (bm25 over the same tokenizer, jieba for
-Chinese) and, when the memory has an embedder, a cosine ranking, fused by reciprocal
-rank (see :mod:`archivist.retrieval.hybrid`). Without a query, newest first.
+- **Index** (``index={"embed", "dims", "fields"}``): a LangChain ``Embeddings``, an
+  embedding function or an archivist embedder. Each put is embedded at write time — the
+  texts at ``fields`` (default ``["$"]``, the whole value), or the put's own
+  ``index=[paths]``; ``index=False`` stores the item unindexed. The vectors are kept in
+  the item's row and go wherever it goes (delete, expiry, ``forget_user``). Without
+  ``index=``, the memory's embedder (if any) indexes whole values.
+- **Search with a query**: with an index, items are ordered by cosine similarity to the
+  query and ``score`` is that similarity (an item's best field); items with no vectors
+  follow with ``score=None``. Without an index, every item that passes the filter is
+  returned, keyword matches (bm25, jieba for Chinese) first, all with ``score=None`` —
+  there is no similarity to report.
+- **Filters** as InMemoryStore's: equality, nested dicts, lists, and ``$eq $ne $gt $gte
+  $lt $lte``; a key may also be a dotted path (``"meta.kind"``) as in the SQL stores.
+- **TTL** in minutes: ``ttl=0`` expires an item at once, ``None`` never; ``ttl=
+  {"default_ttl", "refresh_on_read", "sweep_interval_minutes"}`` as LangGraph defines
+  them. Expired items are invisible at once and deleted by :meth:`sweep_ttl` or the
+  background sweeper (:meth:`start_ttl_sweeper`).
+
+A batch is checked whole before anything is embedded or written: a value the memory's
+content policy refuses (a secret, an instruction to the assistant) raises
+``WriteRejected`` and nothing of the batch is stored or sent to the embedder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import json
+import logging
 import math
+import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
+    IndexConfig,
     Item,
     ListNamespacesOp,
     Op,
@@ -32,15 +54,21 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
+from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, tokenize_path
 
 from ..clock import parse_time
 from ..errors import InvalidInput, WriteRejected
 from ..index.text import query_terms
-from ..model import cache_key
 from ..pipeline.governance import screen
+from ..storage.base import graph_item_vectors
+
+log = logging.getLogger(__name__)
 
 SEP = "\x1f"
+_INDEX_KEYS = {"dims", "embed", "fields", "distance_type", "ann_index_config"}
+_TTL_KEYS = {"default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired"}
 
 
 def _strings(value: Any) -> list[str]:
@@ -55,6 +83,7 @@ def _strings(value: Any) -> list[str]:
 
 
 def _text(value: dict[str, Any]) -> str:
+    """The words keyword ranking reads: the usual text field, else the whole value."""
     for name in ("content", "text", "memory", "data"):
         if isinstance(value.get(name), str):
             return value[name]
@@ -77,23 +106,120 @@ def _bm25(query: list[str], docs: list[list[str]], k1: float = 1.2, b: float = 0
     return scores
 
 
+# -- filters -------------------------------------------------------------------------
+
+def _ordered(a: Any, b: Any) -> tuple[Any, Any] | None:
+    """Two values that can be ordered: both numbers (not booleans) or both text."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a, b
+    if isinstance(a, str) and isinstance(b, str):
+        return a, b
+    return None
+
+
 _OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b,
-        "$gt": lambda a, b: a is not None and a > b, "$gte": lambda a, b: a is not None and a >= b,
-        "$lt": lambda a, b: a is not None and a < b, "$lte": lambda a, b: a is not None and a <= b}
+        "$gt": lambda a, b: (p := _ordered(a, b)) is not None and p[0] > p[1],
+        "$gte": lambda a, b: (p := _ordered(a, b)) is not None and p[0] >= p[1],
+        "$lt": lambda a, b: (p := _ordered(a, b)) is not None and p[0] < p[1],
+        "$lte": lambda a, b: (p := _ordered(a, b)) is not None and p[0] <= p[1]}
+
+
+def _check_filter(wanted: Any) -> None:
+    """Refuse what a filter cannot mean, before a batch runs."""
+    if isinstance(wanted, dict):
+        operators = [k for k in wanted if isinstance(k, str) and k.startswith("$")]
+        if operators and len(operators) != len(wanted):
+            raise InvalidInput("a filter value mixes $operators with field names")
+        unknown = sorted(set(operators) - set(_OPS))
+        if unknown:
+            raise InvalidInput(f"unsupported filter operator(s): {', '.join(unknown)} "
+                               f"(supported: {', '.join(sorted(_OPS))})")
+        for value in wanted.values():
+            if not operators:
+                _check_filter(value)
+    elif isinstance(wanted, (list, tuple)):
+        for value in wanted:
+            _check_filter(value)
 
 
 def _matches(actual: Any, wanted: Any) -> bool:
-    """LangGraph filter semantics: a plain value means equality; a dict of $eq/$ne/$gt/
-    $gte/$lt/$lte operators compares (an unknown operator is an error, not a silent miss)."""
-    if isinstance(wanted, dict) and wanted and all(str(k).startswith("$") for k in wanted):
-        unknown = sorted(set(wanted) - set(_OPS))
-        if unknown:
-            raise InvalidInput(f"unsupported filter operator(s): {', '.join(unknown)}")
-        try:
+    """InMemoryStore's filter semantics: operators compare, a dict matches a dict field
+    by field, a list matches a list of the same length item by item, else equality."""
+    if isinstance(wanted, dict):
+        if any(isinstance(k, str) and k.startswith("$") for k in wanted):
             return all(_OPS[op](actual, value) for op, value in wanted.items())
-        except TypeError:
-            return False
+        return isinstance(actual, dict) and all(_matches(actual.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, (list, tuple)):
+        return (isinstance(actual, (list, tuple)) and len(actual) == len(wanted)
+                and all(_matches(a, w) for a, w in zip(actual, wanted)))
     return actual == wanted
+
+
+def _field(value: dict[str, Any], key: str) -> Any:
+    """A top-level field, else a dotted path into nested objects (None when absent)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    current: Any = value
+    for part in key.split("."):
+        if not isinstance(current, dict) or part not in current:
+            return None
+        current = current[part]
+    return current
+
+
+# -- configuration -----------------------------------------------------------------------
+
+def _index_config(index: Any, fallback: Any) -> tuple[dict[str, Any] | None, Any, list[tuple[str, Any]]]:
+    """(config, embeddings, tokenized fields) from LangGraph's ``index=`` or the memory's embedder."""
+    if index is None:
+        if fallback is None:
+            return None, None, []
+        return {"dims": getattr(fallback, "dim", None), "embed": fallback, "fields": ["$"]}, fallback, [("$", "$")]
+    if not isinstance(index, Mapping):
+        raise InvalidInput("index must be a dict such as {'embed': embeddings, 'dims': 384, 'fields': ['$']}")
+    unknown = sorted(set(index) - _INDEX_KEYS)
+    if unknown:
+        raise InvalidInput(f"unknown index setting(s): {', '.join(unknown)} (known: {', '.join(sorted(_INDEX_KEYS))})")
+    if index.get("embed") is None:
+        raise InvalidInput("index needs 'embed': a LangChain Embeddings, an embedding function or an archivist embedder")
+    dims = index.get("dims")
+    if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool) or dims < 1):
+        raise InvalidInput("index 'dims' must be a positive integer")
+    if index.get("distance_type", "cosine") != "cosine":
+        raise InvalidInput("only cosine similarity is supported (index 'distance_type')")
+    fields = index.get("fields") or ["$"]
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidInput("index 'fields' must be a list of JSON paths such as ['content', 'tags[*]']")
+    embed = index["embed"]
+    if not (hasattr(embed, "embed_documents") and hasattr(embed, "embed_query")):
+        try:
+            embed = ensure_embeddings(embed)
+        except Exception as exc:
+            raise InvalidInput(f"index 'embed' cannot be used: {exc}") from exc
+    config = {**index, "fields": list(fields)}
+    return config, embed, [(f, f if f == "$" else tokenize_path(f)) for f in fields]
+
+
+def _ttl_config(ttl: Any) -> TTLConfig | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping):
+        raise InvalidInput("ttl must be a dict such as {'default_ttl': 60, 'refresh_on_read': True}")
+    unknown = sorted(set(ttl) - _TTL_KEYS)
+    if unknown:
+        raise InvalidInput(f"unknown ttl setting(s): {', '.join(unknown)} (known: {', '.join(sorted(_TTL_KEYS))})")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(name)
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool) or value < 0
+                                  or not math.isfinite(value)):
+            raise InvalidInput(f"ttl '{name}' must be a non-negative number of minutes")
+    return dict(ttl)  # type: ignore[return-value]
+
+
+def _similarities(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+    return np.divide(matrix @ query, norms, out=np.zeros(len(matrix)), where=norms > 0)
 
 
 class ArchivistStore(BaseStore):
@@ -101,51 +227,196 @@ class ArchivistStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, memory: Any, *, tenant: str = "default", rrf_k: int = 5) -> None:
-        self.memory, self.tenant, self.rrf_k = memory, tenant, rrf_k
+    def __init__(self, memory: Any, *, tenant: str = "default", index: IndexConfig | None = None,
+                 ttl: TTLConfig | None = None) -> None:
+        self.memory, self.tenant = memory, tenant
+        self.index_config, self.embeddings, self._fields = _index_config(index, memory.embedder)
+        self.ttl_config = _ttl_config(ttl)
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeping = threading.Event()
 
     # -- BaseStore ------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return [self._one(op) for op in ops]
+        ops = list(ops)
+        texts, queries = self._plan(ops)
+        documents = self._as_matrix(self.embeddings.embed_documents(texts), len(texts)) if texts else None
+        query_vectors = {q: self._as_vector(self.embeddings.embed_query(q)) for q in queries}
+        return self._run(ops, documents, query_vectors)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self.batch, list(ops))  # store I/O off the event loop
+        ops = list(ops)
+        texts, queries = self._plan(ops)
+        documents, query_vectors = None, {}
+        if texts or queries:
+            embeddings = self.embeddings
+            if hasattr(embeddings, "aembed_documents"):  # LangChain's async interface
+                if texts:
+                    documents = self._as_matrix(await embeddings.aembed_documents(texts), len(texts))
+                vectors = await asyncio.gather(*(embeddings.aembed_query(q) for q in queries))
+            else:
+                if texts:
+                    documents = self._as_matrix(await asyncio.to_thread(embeddings.embed_documents, texts), len(texts))
+                vectors = [await asyncio.to_thread(embeddings.embed_query, q) for q in queries]
+            query_vectors = {q: self._as_vector(v) for q, v in zip(queries, vectors, strict=True)}
+        return await asyncio.to_thread(self._run, ops, documents, query_vectors)  # store I/O off the event loop
+
+    # -- TTL ------------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Delete this tenant's expired items now; how many were deleted."""
+        return self.memory.store.graph_sweep(self.tenant, self.memory.clock.now())
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Sweep every ``sweep_interval_minutes`` (else the ttl setting, else 5) in a
+        background thread until :meth:`stop_ttl_sweeper`; the future ends with the thread.
+        Without a ttl setting there is nothing to sweep and the future is already done."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not self.ttl_config:
+            done.set_result(None)
+            return done
+        if self._sweeper is not None and self._sweeper.is_alive():
+            done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
+            return done
+        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        if not isinstance(minutes, int | float) or minutes <= 0:
+            raise InvalidInput("sweep_interval_minutes must be a positive number")
+        self._stop_sweeping.clear()
+
+        def sweep_until_stopped() -> None:
+            while not self._stop_sweeping.wait(float(minutes) * 60):
+                try:
+                    swept = self.sweep_ttl()
+                    if swept:
+                        log.info("swept %d expired store items", swept)
+                except Exception:  # a failed sweep is retried at the next interval
+                    log.exception("TTL sweep failed")
+            if not done.done():
+                done.set_result(None)
+
+        self._sweeper = threading.Thread(target=sweep_until_stopped, name="archivist-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
+        return done
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the background sweeper; False when it did not stop within ``timeout`` seconds."""
+        if self._sweeper is None or not self._sweeper.is_alive():
+            return True
+        self._stop_sweeping.set()
+        self._sweeper.join(timeout)
+        if self._sweeper.is_alive():
+            return False
+        self._sweeper = None
+        return True
+
+    # -- planning: everything is checked before anything is embedded or written ---------
+    def _plan(self, ops: list[Op]) -> tuple[list[str], list[str]]:
+        """Check every op; the texts puts index (in op order) and the distinct queries."""
+        texts: list[str] = []
+        queries: list[str] = []
+        for op in ops:
+            if isinstance(op, PutOp):
+                self._ns(op.namespace)
+                if op.value is None:
+                    continue
+                if not isinstance(op.value, dict):
+                    raise InvalidInput("a LangGraph store value must be a dict")
+                self._check_index(op.index)
+                problem = next((p for p in map(screen, [*op.namespace, op.key, *_strings(op.value)]) if p), None)
+                if problem:  # the same content policy as every memory write
+                    raise WriteRejected(problem.code, problem.reason)
+                texts += [t for _, t in self._index_texts(op.value, op.index)]
+            elif isinstance(op, SearchOp):
+                if op.namespace_prefix:
+                    self._ns(op.namespace_prefix)
+                for value in (op.filter or {}).values():
+                    _check_filter(value)
+                if self._query(op) and self.embeddings is not None and op.query not in queries:
+                    queries.append(op.query)
+            elif isinstance(op, GetOp):
+                self._ns(op.namespace)
+            elif not isinstance(op, ListNamespacesOp):
+                raise InvalidInput(f"unsupported store operation {type(op).__name__}")
+        return texts, queries
+
+    @staticmethod
+    def _check_index(index: Any) -> None:
+        if index is None or index is False:
+            return
+        if isinstance(index, str) or not isinstance(index, list | tuple) or not all(isinstance(p, str) and p for p in index):
+            raise InvalidInput("a put's index must be False or a list of JSON paths such as ['content']")
+
+    def _index_texts(self, value: dict[str, Any], index: Any) -> list[tuple[str, str]]:
+        """(path, text) pairs an item is embedded by: its own paths, else the configured fields."""
+        if self.embeddings is None or index is False:
+            return []
+        fields = self._fields if index is None else [(p, p if p == "$" else tokenize_path(p)) for p in index]
+        pairs: list[tuple[str, str]] = []
+        for path, tokens in fields:
+            texts = get_text_at_path(value, tokens)
+            pairs += [(path if len(texts) == 1 else f"{path}.{i}", t) for i, t in enumerate(texts)]
+        return pairs
+
+    def _as_matrix(self, vectors: Any, rows: int) -> np.ndarray:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or len(matrix) != rows:
+            raise InvalidInput(f"the embedder returned {len(matrix)} vectors for {rows} texts")
+        dims = self.index_config.get("dims") if self.index_config else None
+        if dims and matrix.shape[1] != dims:
+            raise InvalidInput(f"the embedder returned {matrix.shape[1]} dimensions; index 'dims' says {dims}")
+        return matrix
+
+    def _as_vector(self, vector: Any) -> np.ndarray:
+        return self._as_matrix([vector], 1)[0]
 
     # -- operations -------------------------------------------------------------
-    def _one(self, op: Op) -> Result:
+    def _run(self, ops: list[Op], documents: np.ndarray | None, queries: dict[str, np.ndarray]) -> list[Result]:
         now = self.memory.clock.now()
         store = self.memory.store
-        if isinstance(op, GetOp):
-            ns = self._ns(op.namespace)
-            rows = store.graph_items(self.tenant, ns, now, key=op.key)
-            if rows and op.refresh_ttl:
-                store.graph_touch(self.tenant, [(ns, op.key)], now)
-            return self._item(rows[0]) if rows else None
-        if isinstance(op, PutOp):
-            ns = self._ns(op.namespace)
-            if op.value is None:
-                store.graph_delete(self.tenant, ns, op.key)
-                return None
-            if not isinstance(op.value, dict):
-                raise InvalidInput("a LangGraph store value must be a dict")
-            problem = next((p for p in map(screen, [*op.namespace, op.key, *_strings(op.value)]) if p), None)
-            if problem:  # the same content policy as every memory write
-                raise WriteRejected(problem.code, problem.reason)
-            ttl = op.ttl if isinstance(op.ttl, int | float) else None
-            store.graph_put(self.tenant, ns, op.namespace[0], op.key, json.dumps(op.value, ensure_ascii=False),
-                            now, ttl)
-            return None
-        if isinstance(op, SearchOp):
-            return self._search(op, now)
-        if isinstance(op, ListNamespacesOp):
-            return self._namespaces(op, now)
-        raise InvalidInput(f"unsupported store operation {type(op).__name__}")
+        results: list[Result] = []
+        used = 0
+        writes = any(isinstance(op, PutOp) for op in ops)
+        with store.transaction() if writes else contextlib.nullcontext():  # a batch's writes land together
+            for op in ops:
+                if isinstance(op, GetOp):
+                    ns = self._ns(op.namespace)
+                    rows = store.graph_items(self.tenant, ns, now, key=op.key)
+                    if rows and op.refresh_ttl:
+                        store.graph_touch(self.tenant, [(ns, op.key)], now)
+                    results.append(self._item(rows[0]) if rows else None)
+                elif isinstance(op, PutOp):
+                    ns = self._ns(op.namespace)
+                    if op.value is None:
+                        store.graph_delete(self.tenant, ns, op.key)
+                    else:
+                        pairs = self._index_texts(op.value, op.index)
+                        vectors = [(path, documents[used + i]) for i, (path, _) in enumerate(pairs)] \
+                            if self.embeddings is not None and op.index is not False else None
+                        used += len(pairs)
+                        ttl = op.ttl if op.ttl is not NOT_PROVIDED else (self.ttl_config or {}).get("default_ttl")
+                        store.graph_put(self.tenant, ns, op.namespace[0], op.key,
+                                        json.dumps(op.value, ensure_ascii=False), now,
+                                        float(ttl) if isinstance(ttl, int | float) else None,
+                                        [] if op.index is False else vectors)
+                    results.append(None)
+                elif isinstance(op, SearchOp):
+                    results.append(self._search(op, now, queries.get(op.query) if op.query else None))
+                else:
+                    results.append(self._namespaces(op, now))
+        return results
 
     @staticmethod
     def _ns(namespace: tuple[str, ...]) -> str:
-        if not namespace or any(not isinstance(p, str) or not p or SEP in p for p in namespace):
+        if not isinstance(namespace, tuple) or not namespace or \
+                any(not isinstance(p, str) or not p or SEP in p for p in namespace):
             raise InvalidInput("a namespace is a non-empty tuple of non-empty strings")
         return SEP.join(namespace)
+
+    @staticmethod
+    def _query(op: SearchOp) -> str:
+        return op.query.strip() if isinstance(op.query, str) else ""
 
     @staticmethod
     def _item(row: tuple, score: float | None = None, *, search: bool = False) -> Item:
@@ -154,47 +425,51 @@ class ArchivistStore(BaseStore):
                   "created_at": parse_time(created), "updated_at": parse_time(updated)}
         return SearchItem(score=score, **kwargs) if search else Item(**kwargs)
 
-    def _search(self, op: SearchOp, now) -> list[SearchItem]:
+    def _search(self, op: SearchOp, now, query_vector: np.ndarray | None) -> list[SearchItem]:
         prefix = self._ns(op.namespace_prefix) if op.namespace_prefix else ""
         rows = self.memory.store.graph_items(self.tenant, prefix, now)
         if op.filter:
-            rows = [r for r in rows if all(_matches(json.loads(r[2]).get(k), v) for k, v in op.filter.items())]
-        if op.query and op.query.strip() and rows:
-            rows, scores = self._rank(op.query, rows)
-        else:
-            scores = [None] * len(rows)
-        page = list(zip(rows, scores, strict=True))[op.offset : op.offset + op.limit]
+            rows = [r for r in rows if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())]
+        query = self._query(op)
+        scores: list[float | None] = [None] * len(rows)
+        if query and rows:
+            keyword = _bm25(query_terms(query), [query_terms(_text(json.loads(r[2])), limit=10_000) for r in rows])
+            if query_vector is not None:
+                similarity = self._similarity(query_vector, rows)
+                order = sorted(range(len(rows)), key=lambda i: (similarity[i] is None, -(similarity[i] or 0.0),
+                                                                -keyword[i], i))
+                scores = [similarity[i] for i in order]
+            else:
+                order = sorted(range(len(rows)), key=lambda i: (-keyword[i], i))
+            rows = [rows[i] for i in order]
+        offset, limit = max(op.offset, 0), max(op.limit, 0)
+        page = list(zip(rows, scores, strict=True))[offset : offset + limit]
         if op.refresh_ttl and page:
             self.memory.store.graph_touch(self.tenant, [(r[0], r[1]) for r, _ in page], now)
         return [self._item(r, s, search=True) for r, s in page]
 
-    def _rank(self, query: str, rows: list[tuple]) -> tuple[list[tuple], list[float]]:
-        texts = [_text(json.loads(r[2])) for r in rows]
-        fused = [0.0] * len(rows)
-        keyword = _bm25(query_terms(query), [query_terms(t, limit=10_000) for t in texts])
-        for rank, i in enumerate(sorted((i for i in range(len(rows)) if keyword[i] > 0), key=lambda i: -keyword[i])):
-            fused[i] += 1.0 / (self.rrf_k + rank + 1)
-        embedder = self.memory.embedder
-        if embedder is not None:
-            vectors = self._vectors(texts)
-            cosine = vectors @ embedder.embed_query(query)
-            for rank, i in enumerate(np.argsort(-cosine, kind="stable")):
-                fused[i] += 1.0 / (self.rrf_k + rank + 1)
-        order = sorted(range(len(rows)), key=lambda i: (-fused[i], i))
-        return [rows[i] for i in order if fused[i] > 0], [fused[i] for i in order if fused[i] > 0]
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        """Embeddings through the memory's cache (model, this adapter's tenant, content)."""
-        embedder, store = self.memory.embedder, self.memory.store
-        hashes = [cache_key(self.tenant, t) for t in texts]
-        cached = store.cached_embeddings(embedder.name, sorted(set(hashes)))
-        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in cached}.items())
-        if missing:
-            fresh = embedder.embed_documents([t for _, t in missing])
-            pairs = [(h, fresh[i]) for i, (h, _) in enumerate(missing)]
-            store.cache_embeddings(embedder.name, pairs)
-            cached.update(pairs)
-        return np.stack([cached[h] for h in hashes])
+    def _similarity(self, query: np.ndarray, rows: list[tuple]) -> list[float | None]:
+        """Each item's best cosine similarity over its indexed fields (None: not indexed).
+        Items written before indexing existed are embedded now by the configured fields."""
+        out: list[float | None] = []
+        legacy: dict[int, list[tuple[str, str]]] = {}
+        for i, row in enumerate(rows):
+            paths, matrix = graph_item_vectors(row)
+            if paths is None:
+                legacy[i] = self._index_texts(json.loads(row[2]), None)
+                out.append(None)
+            elif matrix is None or matrix.shape[1] != len(query):
+                out.append(None)  # unindexed, or indexed by an embedder of another size
+            else:
+                out.append(float(_similarities(query, matrix).max()))
+        texts = [t for pairs in legacy.values() for _, t in pairs]
+        if texts:
+            matrix, start = self._as_matrix(self.embeddings.embed_documents(texts), len(texts)), 0
+            for i, pairs in legacy.items():
+                if pairs:
+                    out[i] = float(_similarities(query, matrix[start : start + len(pairs)]).max())
+                start += len(pairs)
+        return out
 
     def _namespaces(self, op: ListNamespacesOp, now) -> list[tuple[str, ...]]:
         spaces = [tuple(ns.split(SEP)) for ns in self.memory.store.graph_namespaces(self.tenant, now)]
@@ -203,9 +478,11 @@ class ArchivistStore(BaseStore):
             if cond.match_type == "prefix":
                 spaces = [s for s in spaces if len(s) >= len(path) and
                           all(p == "*" or p == s[i] for i, p in enumerate(path))]
-            else:
+            elif cond.match_type == "suffix":
                 spaces = [s for s in spaces if len(s) >= len(path) and
                           all(p == "*" or p == s[len(s) - len(path) + i] for i, p in enumerate(path))]
+            else:
+                raise InvalidInput(f"unsupported namespace match type {cond.match_type!r} (prefix or suffix)")
         if op.max_depth is not None:
             spaces = sorted({s[: op.max_depth] for s in spaces})
-        return spaces[op.offset : op.offset + op.limit]
+        return spaces[max(op.offset, 0) : max(op.offset, 0) + max(op.limit, 0)]

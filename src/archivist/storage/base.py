@@ -12,6 +12,7 @@ an exception inside the block rolls everything back.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -157,14 +158,21 @@ class Store(ABC):
     # -- LangGraph store items ------------------------------------------------------
     @abstractmethod
     def graph_put(self, tenant: str, namespace: str, user: str, key: str, value_json: str, now: datetime,
-                  ttl_minutes: float | None) -> None: ...
+                  ttl_minutes: float | None, vectors: Sequence[tuple[str, np.ndarray]] | None = None) -> None:
+        """Insert or replace an item; ``ttl_minutes`` 0 expires it at once, None never.
+        ``vectors`` are the (field path, embedding) pairs it is indexed by (None: not indexed)."""
 
     @abstractmethod
     def graph_delete(self, tenant: str, namespace: str, key: str) -> None: ...
 
     @abstractmethod
     def graph_items(self, tenant: str, namespace_prefix: str, now: datetime, *, key: str | None = None) -> list[tuple]:
-        """(namespace, key, value_json, created_at, updated_at, expires_at, ttl) rows, unexpired."""
+        """(namespace, key, value_json, created_at, updated_at, expires_at, ttl, vector_paths, vectors)
+        rows, unexpired, newest first; read the vectors with :func:`graph_item_vectors`."""
+
+    @abstractmethod
+    def graph_sweep(self, tenant: str, now: datetime) -> int:
+        """Delete the tenant's expired items; how many were deleted."""
 
     @abstractmethod
     def graph_touch(self, tenant: str, keys: Sequence[tuple[str, str]], now: datetime) -> None: ...
@@ -342,3 +350,24 @@ def cache_keys(tenant: str, text: str) -> list[str]:
     from ..model.folding import cache_key, content_hash
 
     return [cache_key(tenant, text), content_hash(text)]
+
+
+def graph_vector_columns(vectors: Sequence[tuple[str, np.ndarray]] | None) -> tuple[str | None, bytes | None]:
+    """The (vector_paths JSON, float32 matrix bytes) an item's index vectors are stored as."""
+    if vectors is None:
+        return None, None
+    if not vectors:
+        return "[]", None
+    matrix = np.vstack([np.asarray(v, dtype=np.float32).ravel() for _, v in vectors])
+    return json.dumps([p for p, _ in vectors], ensure_ascii=False), matrix.tobytes()
+
+
+def graph_item_vectors(row: tuple) -> tuple[list[str] | None, np.ndarray | None]:
+    """An item row's index paths and vectors (one row per path); paths None = never indexed."""
+    paths_json, blob = row[7], row[8]
+    if paths_json is None:
+        return None, None
+    paths = json.loads(paths_json)
+    if not paths or blob is None:
+        return paths, None
+    return paths, np.frombuffer(blob, dtype=np.float32).reshape(len(paths), -1)

@@ -50,7 +50,7 @@ from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
 from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState, embed_text
-from .base import KeywordMatch, Progress, Store, cache_keys
+from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
@@ -294,6 +294,12 @@ MIGRATIONS: list[str] = [
         SELECT tenant, user_id, agent, project, l, count(*) FROM fact_terms,
         unnest(tsvector_to_array(tsv) || '{""}'::text[]) AS l GROUP BY 1, 2, 3, 4, 5;
     ALTER TABLE term_stats ADD PRIMARY KEY (tenant, user_id, agent, project, lexeme);
+    """,
+    # 5: LangGraph store items keep the vectors of the fields they were indexed by
+    #    (vector_paths NULL = written before indexing existed; '[]' = not indexed)
+    """
+    ALTER TABLE graph_items ADD COLUMN vector_paths text;
+    ALTER TABLE graph_items ADD COLUMN vectors bytea;
     """,
 ]
 
@@ -873,7 +879,7 @@ class PostgresStore(Store):
                          pref.version, _ts(pref.updated_at), _ts(pref.expires_at)))
 
     # -- LangGraph store items (tenant-wide: the namespace names the user) -------------
-    _GRAPH_COLUMNS = "namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
+    _GRAPH_COLUMNS = "namespace, key, value, created_at, updated_at, expires_at, ttl_minutes, vector_paths, vectors"
 
     @staticmethod
     def _tenant(tenant: str) -> tuple[str, str, str]:
@@ -881,17 +887,22 @@ class PostgresStore(Store):
 
     @staticmethod
     def _graph_row(r: tuple) -> tuple:
-        ns, key, value, created, updated, expires, ttl = r
-        return (ns, key, value, iso(created), iso(updated), iso(expires), ttl)
+        ns, key, value, created, updated, expires, ttl, paths, blob = r
+        return (ns, key, value, iso(created), iso(updated), iso(expires), ttl, paths,
+                bytes(blob) if blob is not None else None)
 
-    def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes):
-        expires = _ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes else None
+    def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes, vectors=None):
+        expires = _ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes is not None else None
+        paths, blob = graph_vector_columns(vectors)
         with self.transaction():
             self._write(self._tenant(tenant),
-                        "INSERT INTO graph_items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, namespace, key) "
+                        "INSERT INTO graph_items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                        "ON CONFLICT (tenant, namespace, key) "
                         "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, "
-                        "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes",
-                        (tenant, namespace, user, key, value_json, _ts(now), _ts(now), expires, ttl_minutes))
+                        "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes, "
+                        "vector_paths = excluded.vector_paths, vectors = excluded.vectors",
+                        (tenant, namespace, user, key, value_json, _ts(now), _ts(now), expires, ttl_minutes,
+                         paths, blob))
 
     def graph_delete(self, tenant, namespace, key):
         with self.transaction():
@@ -915,8 +926,13 @@ class PostgresStore(Store):
             for namespace, key in keys:
                 self._write(self._tenant(tenant),
                             "UPDATE graph_items SET expires_at = %s + ttl_minutes * interval '1 minute' WHERE tenant = %s "
-                            "AND namespace = %s AND key = %s AND ttl_minutes IS NOT NULL AND ttl_minutes > 0",
+                            "AND namespace = %s AND key = %s AND ttl_minutes IS NOT NULL",
                             (_ts(now), tenant, namespace, key))
+
+    def graph_sweep(self, tenant, now):
+        with self.transaction():
+            return self._write(self._tenant(tenant), "DELETE FROM graph_items WHERE tenant = %s "
+                               "AND expires_at IS NOT NULL AND expires_at <= %s", (tenant, _ts(now))).rowcount
 
     def graph_namespaces(self, tenant, now):
         return [r[0] for r in self._read(self._tenant(tenant),

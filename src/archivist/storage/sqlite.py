@@ -45,7 +45,7 @@ from ..model import (
     TaskState,
     embed_text,
 )
-from .base import KeywordMatch, Progress, Store, cache_keys
+from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
@@ -404,6 +404,12 @@ MIGRATIONS: list[str] = [
         JOIN facts f ON f.seq = (v.doc & 68719476735) GROUP BY v.doc;
     DROP TABLE temp.facts_instances;
     DROP TABLE facts_vocab;
+    """,
+    # 13: LangGraph store items keep the vectors of the fields they were indexed by
+    #     (vector_paths NULL = written before indexing existed; '[]' = not indexed)
+    """
+    ALTER TABLE graph_items ADD COLUMN vector_paths TEXT;
+    ALTER TABLE graph_items ADD COLUMN vectors BLOB;
     """,
 ]
 
@@ -920,16 +926,18 @@ class SQLiteStore(Store):
         return found
 
     # -- LangGraph store items ------------------------------------------------------
-    _GRAPH_COLUMNS = "namespace, key, value, created_at, updated_at, expires_at, ttl_minutes"
+    _GRAPH_COLUMNS = "namespace, key, value, created_at, updated_at, expires_at, ttl_minutes, vector_paths, vectors"
 
-    def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes):
-        expires = _ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes else None
+    def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes, vectors=None):
+        expires = _ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes is not None else None
+        paths, blob = graph_vector_columns(vectors)
         with self.transaction():
             self._write(
-                "INSERT INTO graph_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, namespace, key) "
+                "INSERT INTO graph_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, namespace, key) "
                 "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes",
-                (tenant, namespace, user, key, value_json, _ts(now), _ts(now), expires, ttl_minutes),
+                "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes, "
+                "vector_paths = excluded.vector_paths, vectors = excluded.vectors",
+                (tenant, namespace, user, key, value_json, _ts(now), _ts(now), expires, ttl_minutes, paths, blob),
             )
 
     def graph_delete(self, tenant, namespace, key):
@@ -955,9 +963,14 @@ class SQLiteStore(Store):
             for namespace, key in keys:
                 row = self._write("SELECT ttl_minutes FROM graph_items WHERE tenant = ? AND namespace = ? AND key = ?",
                                   (tenant, namespace, key)).fetchone()
-                if row and row[0]:
+                if row and row[0] is not None:
                     self._write("UPDATE graph_items SET expires_at = ? WHERE tenant = ? AND namespace = ? AND key = ?",
                                 (_ts(now + timedelta(minutes=row[0])), tenant, namespace, key))
+
+    def graph_sweep(self, tenant, now):
+        with self.transaction():
+            return self._write("DELETE FROM graph_items WHERE tenant = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+                               (tenant, _ts(now))).rowcount
 
     def graph_namespaces(self, tenant, now):
         return [r[0] for r in self._read("SELECT DISTINCT namespace FROM graph_items WHERE tenant = ? "
