@@ -16,7 +16,7 @@ any field is read). Examples are derandomized so that CI runs the same cases eac
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is not installed (pip install '.[dev]')")
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402
 
 from archivist import FixedClock, Memory  # noqa: E402
@@ -93,3 +93,99 @@ def test_a_method_a_path_lacks_gets_405_with_every_method_it_has():
             r = client.request(method, path, headers={"Authorization": f"Bearer {_KEY}"})
             assert r.status_code == 405 and r.headers["allow"] == allowed, (method, path, r.headers.get("allow"))
             assert r.headers["content-type"] == "application/problem+json"
+
+
+
+class FreshServer:
+    """An ASGI app that a stateful scenario restarts from the same seeded memory: the
+    server's answers then depend on the scenario alone, as hypothesis needs to replay it."""
+
+    def __init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
+        memory = Memory.open(":memory:", clock=FixedClock("2026-06-01T00:00:00Z"))
+        self.key = create_key(memory.store, tenant="acme", users=["*"], role="admin")[1]
+        memory.scope("acme", "alice").remember("Alice drinks green tea every morning.")
+        self.app = create_app(memory)
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+
+
+_FRESH = FreshServer()
+_STATEFUL = schemathesis.openapi.from_asgi("/openapi.json", _FRESH)
+
+
+class Workflows(_STATEFUL.as_state_machine()):
+    """The stateful phase: schemathesis follows the document's links (remember → read,
+    versions, confirm, forget; search → read; context → trace; ingest → job) with the
+    ids the server returned, and checks every response of the chain — a fact just
+    written is there, a forgotten one is gone."""
+
+    def setup(self):
+        _FRESH.restart()
+
+    def get_call_kwargs(self, case):
+        return {"headers": {"Authorization": f"Bearer {_FRESH.key}"}}
+
+    def validate_response(self, response, case, additional_checks=None, **kwargs):
+        case.validate_response(response, excluded_checks=[positive_data_acceptance],
+                               additional_checks=[schema_valid_data_passes_validation], transport_kwargs=kwargs)
+
+
+
+def test_every_link_in_the_document_leads_to_a_2xx_with_the_ids_it_carries():
+    """The links are not decoration: each source operation is called for real, the link's
+    expressions are resolved against that exchange, and the target must answer 2xx."""
+    from fastapi.testclient import TestClient
+
+    memory = Memory.open(":memory:", clock=FixedClock("2026-06-01T00:00:00Z"))
+    key = create_key(memory.store, tenant="acme", users=["*"], role="admin")[1]
+    client = TestClient(create_app(memory))
+    auth = {"Authorization": f"Bearer {key}", "X-Agent": "planner"}
+    document = client.get("/openapi.json").json()
+    operations = {op["operationId"]: (path, method) for path, ops in document["paths"].items()
+                  for method, op in ops.items()}
+    sources = {"remember": {"json": {"content": "Alice drinks green tea every morning."}},
+               "search": {"json": {"query": "green tea"}},
+               "getContext": {"json": {"query": "What does Alice drink?"}},
+               "ingestMessages": {"json": {"messages": [{"role": "user", "content": "I live in Lisbon."}]}}}
+
+    def pointer(body, path):
+        for part in [p for p in path.split("/") if p]:
+            body = body[int(part)] if isinstance(body, list) else body[part]
+        return body
+
+    followed = []
+    for source, request in sources.items():
+        path, method = operations[source]
+        response = client.request(method.upper(), path.replace("{user}", "alice"), headers=auth, **request)
+        assert response.status_code < 300, response.text
+        for status, documented in document["paths"][path][method]["responses"].items():
+            for name, link in documented.get("links", {}).items():
+                if status != str(response.status_code):
+                    continue
+                target_path, target_method = operations[link["operationId"]]
+                headers = {"Authorization": auth["Authorization"]}
+                for parameter, expression in link["parameters"].items():
+                    value = ("alice" if expression == "$request.path.user"
+                             else pointer(response.json(), expression.split("#", 1)[1]))
+                    if parameter.startswith("header."):
+                        headers[parameter[len("header."):]] = value
+                    else:
+                        target_path = target_path.replace("{" + parameter + "}", str(value))
+                answer = client.request(target_method.upper(), target_path, headers=headers)
+                assert answer.status_code < 300, (source, name, answer.text)
+                followed.append(name)
+        if source == "remember":  # the forget link ran last; writing the fact again answers 201 again
+            client.post("/v1/users/alice/facts", json={"content": "Alice drinks green tea every morning."},
+                        headers=auth)
+    assert sorted(set(followed)) == ["ConfirmFact", "ForgetFact", "GetFact", "GetFirstHit", "GetJob", "GetTrace",
+                                     "ListFactVersions"]
+    memory.close()
+
+
+TestWorkflows = Workflows.TestCase
+TestWorkflows.settings = settings(max_examples=30, stateful_step_count=6, deadline=None, derandomize=True, phases=[Phase.generate],
+                                  suppress_health_check=list(HealthCheck))

@@ -459,18 +459,26 @@ class MemoryScope(_ContextMixin):
         Returns the stored fact (or the existing one for a duplicate); raises
         :class:`WriteRejected` with the gate's reason, or :class:`InvalidCandidate`.
         """
-        report = self.remember_many(
-            [{"content": content, "category": category, "key": key, "confidence": confidence, "kind": kind,
-              "valid_until": valid_until, "source_type": source_type, "thread_id": thread_id}],
-        )
+        return self.remember_with_outcome(content, category=category, key=key, confidence=confidence, kind=kind,
+                                          source_type=source_type, valid_until=valid_until, thread_id=thread_id)[0]
+
+    def remember_with_outcome(self, content: str, **options: Any) -> tuple[Fact, str]:
+        """:meth:`remember`, also saying what happened: ``"stored"`` (``fact.supersedes``
+        names a replaced version), ``"candidate"`` (waits for confirmation) or
+        ``"duplicate"`` (the fact already stored, unchanged)."""
+        item = {"content": content, "category": Category.CONTEXT, "confidence": 1.0, "kind": Kind.FACT,
+                "source_type": SourceType.EXPLICIT, **options}
+        report = self.remember_many([item])
         if report.rejected:
             _, why = report.rejected[0]
             if why.code.startswith("invalid_"):
                 raise InvalidCandidate(str(why))
             raise WriteRejected(why.code, why.reason)
         if report.duplicates:
-            return report.duplicate_of[0]
-        return (report.saved or report.candidates)[0]
+            return report.duplicate_of[0], "duplicate"
+        if report.saved:
+            return report.saved[0], "stored"
+        return report.candidates[0], "candidate"
 
     def remember_many(self, items: Iterable[dict[str, Any]], *, dedupe: bool = True) -> ApplyReport:
         """Bulk explicit writes in one transaction; malformed items are rejected with a

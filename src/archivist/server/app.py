@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -41,6 +41,8 @@ from ..errors import (
 )
 from ..model import Category, new_id
 from ..pipeline.governance import GovernanceConfig
+from . import links
+from . import schemas as S
 from .inspector import INSPECTOR_CSP, INSPECTOR_HTML
 from .jobs import JobRunner
 from .keys import Principal, principal_for
@@ -308,57 +310,70 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return scope_of(p, user, "default", role)
 
     # -- facts ------------------------------------------------------------------
-    @app.get("/v1/users/{user}/facts", tags=["facts"])
+    @app.get("/v1/users/{user}/facts", tags=["facts"], operation_id="listFacts")
     def list_facts(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
                    limit: Annotated[int, Query(ge=1, le=500)] = 50, cursor: Annotated[int, Query(ge=0)] = 0,
-                   history: bool = False, candidates: bool = False) -> dict:
+                   history: bool = False, candidates: bool = False) -> S.FactPage:
         """Facts of the scope, newest first; ``next_cursor`` pages on."""
         facts = scope_of(p, user, x_agent).facts(include_history=history, include_candidates=candidates)
         page = facts[cursor : cursor + limit]
         nxt = cursor + limit if cursor + limit < len(facts) else None
         return {"items": [f.as_dict() for f in page], "next_cursor": nxt, "total": len(facts)}
 
-    @app.post("/v1/users/{user}/facts", status_code=201, tags=["facts"])
-    def remember(p: Caller, user: UserPath, body: RememberBody, x_agent: AgentHeader = "default") -> dict:
-        fact = scope_of(p, user, x_agent, "writer").remember(
+    @app.post("/v1/users/{user}/facts", status_code=201, tags=["facts"], operation_id="remember",
+              responses={201: {"description": "Stored (or a candidate waiting for confirmation); `Location` names it.",
+                               "links": links.REMEMBERED,
+                               "headers": {"Location": {"description": "The fact's URL.",
+                                                        "schema": {"type": "string"}}}},
+                         200: {"description": "A duplicate: the fact already stored, unchanged.",
+                               "model": S.Fact, "links": links.REMEMBERED}})
+    def remember(p: Caller, user: UserPath, body: RememberBody, response: Response,
+                 x_agent: AgentHeader = "default") -> S.Fact:
+        """Remember a fact the user stated; it passes the write gate like every write. A
+        duplicate answers 200 with the fact already stored; a refusal is a 422 with the reason."""
+        fact, outcome = scope_of(p, user, x_agent, "writer").remember_with_outcome(
             body.content, category=body.category, key=body.key, confidence=body.confidence, kind=body.kind,
             valid_until=body.valid_until)
+        response.status_code = 200 if outcome == "duplicate" else 201
+        response.headers["Location"] = f"/v1/users/{user}/facts/{fact.id}"
         return fact.as_dict()
 
-    @app.get("/v1/users/{user}/facts/{fact_id}", tags=["facts"])
-    def get_fact(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+    @app.get("/v1/users/{user}/facts/{fact_id}", tags=["facts"], operation_id="getFact")
+    def get_fact(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> S.Fact:
         return scope_of(p, user, x_agent).get(fact_id).as_dict()
 
-    @app.get("/v1/users/{user}/facts/{fact_id}/versions", tags=["facts"])
-    def versions(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> list[dict]:
+    @app.get("/v1/users/{user}/facts/{fact_id}/versions", tags=["facts"], operation_id="listFactVersions")
+    def versions(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> list[S.Fact]:
         scope = scope_of(p, user, x_agent)
         scope.get(fact_id)
         return [f.as_dict() for f in scope.history(fact_id)]
 
-    @app.post("/v1/users/{user}/facts/{fact_id}/confirm", tags=["facts"])
-    def confirm(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+    @app.post("/v1/users/{user}/facts/{fact_id}/confirm", tags=["facts"], operation_id="confirmFact")
+    def confirm(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default") -> S.Fact:
         return scope_of(p, user, x_agent, "writer").confirm(fact_id).as_dict()
 
-    @app.delete("/v1/users/{user}/facts/{fact_id}", tags=["forget"])
+    @app.delete("/v1/users/{user}/facts/{fact_id}", tags=["forget"], operation_id="forgetFact")
     def forget_fact(p: Caller, user: UserPath, fact_id: FactPath, x_agent: AgentHeader = "default",
-                    all_versions: bool = False) -> dict:
+                    all_versions: bool = False) -> S.ForgetReceipt:
         """Forget a fact everywhere; the receipt counts what was removed per table."""
         return scope_of(p, user, x_agent, "writer").forget(fact_id, all_versions=all_versions).as_dict()
 
-    @app.delete("/v1/users/{user}", tags=["forget"])
-    def forget_user(p: Caller, user: UserPath) -> dict:
+    @app.delete("/v1/users/{user}", tags=["forget"], operation_id="forgetUser")
+    def forget_user(p: Caller, user: UserPath) -> S.ForgetReceipt:
         """Forget every row of the user (admin keys for every agent only)."""
         user_wide(p, user, "admin")
         return memory.forget_user(p.tenant, user).as_dict()
 
     # -- search, context, traces ----------------------------------------------------
-    @app.post("/v1/users/{user}/search", tags=["recall"])
-    def search(p: Caller, user: UserPath, body: SearchBody, x_agent: AgentHeader = "default") -> list[dict]:
+    @app.post("/v1/users/{user}/search", tags=["recall"], operation_id="search",
+              responses={200: {"description": "The best facts first.", "links": links.SEARCHED}})
+    def search(p: Caller, user: UserPath, body: SearchBody, x_agent: AgentHeader = "default") -> list[S.SearchHit]:
         hits = scope_of(p, user, x_agent).search(body.query, k=body.k, mode=body.mode, explain=True)
         return [{"fact": h.fact.as_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
 
-    @app.post("/v1/users/{user}/context", tags=["context"])
-    def context(p: Caller, user: UserPath, body: ContextBody, x_agent: AgentHeader = "default") -> dict:
+    @app.post("/v1/users/{user}/context", tags=["context"], operation_id="getContext",
+              responses={200: {"description": "The view and its trace.", "links": links.CONTEXT}})
+    def context(p: Caller, user: UserPath, body: ContextBody, x_agent: AgentHeader = "default") -> S.ContextView:
         kwargs = {"budget": body.budget, "reserve": body.reserve}
         if body.system:
             kwargs["system"] = body.system
@@ -368,20 +383,20 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id if stored else None,
                 "trace_stored": stored, "trace": view.trace.as_dict()}
 
-    @app.get("/v1/users/{user}/traces/{trace_id}", tags=["context"])
-    def trace(p: Caller, user: UserPath, trace_id: FactPath, x_agent: AgentHeader = "default") -> dict:
+    @app.get("/v1/users/{user}/traces/{trace_id}", tags=["context"], operation_id="getTrace")
+    def trace(p: Caller, user: UserPath, trace_id: FactPath, x_agent: AgentHeader = "default") -> S.Trace:
         return scope_of(p, user, x_agent).trace(trace_id)
 
     # -- preferences --------------------------------------------------------------------
-    @app.get("/v1/users/{user}/preferences", tags=["preferences"])
-    def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> list[dict]:
+    @app.get("/v1/users/{user}/preferences", tags=["preferences"], operation_id="listPreferences")
+    def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> list[S.Preference]:
         return [{"key": x.key, "value": x.value, "version": x.version, "trusted": x.trusted,
                  "updated_at": x.updated_at.isoformat(), "expires_at": x.expires_at.isoformat() if x.expires_at else None}
                 for x in scope_of(p, user, x_agent).preferences()]
 
-    @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"])
+    @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"], operation_id="setPreference")
     def set_preference(p: Caller, user: UserPath, key: Annotated[str, Path(pattern=NAME, max_length=80)],
-                       body: PreferenceBody, x_agent: AgentHeader = "default") -> dict:
+                       body: PreferenceBody, x_agent: AgentHeader = "default") -> S.PreferenceSet:
         """Preferences are the user's, seen by every agent: a writer key for every agent only."""
         user_wide(p, user, "writer")
         pref = scope_of(p, user, x_agent, "writer").set_preference(key, body.value, based_on=body.based_on,
@@ -389,8 +404,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return {"key": pref.key, "value": pref.value, "version": pref.version}
 
     # -- ingest (background extraction) ------------------------------------------------------
-    @app.post("/v1/users/{user}/messages", status_code=202, tags=["ingest"])
-    def ingest(p: Caller, user: UserPath, body: IngestBody, x_agent: AgentHeader = "default") -> dict:
+    @app.post("/v1/users/{user}/messages", status_code=202, tags=["ingest"], operation_id="ingestMessages",
+              responses={202: {"description": "Queued; poll `status_url`.", "links": links.INGESTED}})
+    def ingest(p: Caller, user: UserPath, body: IngestBody, x_agent: AgentHeader = "default") -> S.JobAccepted:
         """Queue extraction of a conversation; poll the job for its report."""
         scope = scope_of(p, user, x_agent, "writer")
         job_id = new_id()
@@ -416,15 +432,15 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         jobs.submit(job, run)
         return {"job_id": job_id, "status": "queued", "status_url": f"/v1/jobs/{job_id}"}
 
-    @app.get("/v1/jobs/{job_id}", tags=["ingest"])
-    def job_status(p: Caller, job_id: FactPath) -> dict:
+    @app.get("/v1/jobs/{job_id}", tags=["ingest"], operation_id="getJob")
+    def job_status(p: Caller, job_id: FactPath) -> S.Job:
         job = jobs.get(job_id)  # reports expire (an hour after the job ends) and go with a forgotten user
         if job is None or job["tenant"] != p.tenant or not p.may_act_for(job["user"], job["agent"]):
             raise ApiError(404, "not found", f"no job {job_id!r}")
         return {k: v for k, v in job.items() if k != "tenant"}
 
     # -- export ------------------------------------------------------------------------
-    @app.get("/v1/users/{user}/export", tags=["export"], response_class=StreamingResponse,
+    @app.get("/v1/users/{user}/export", tags=["export"], response_class=StreamingResponse, operation_id="exportUser",
              responses={200: {"description": "One JSON record per line.",
                               "content": {NDJSON: {"schema": {"type": "string"}}}}})
     def export(p: Caller, user: UserPath) -> StreamingResponse:
@@ -435,36 +451,36 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         lines = (json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in export_records(memory, p.tenant, user))
         return StreamingResponse(lines, media_type="application/x-ndjson")
 
-    @app.get("/v1/users", tags=["admin"])
+    @app.get("/v1/users", tags=["admin"], operation_id="listUsers")
     def users(p: Caller) -> list[str]:
         """Users of the key's tenant that the key may act for."""
         return [u for u in memory.store.users(p.tenant) if "*" in p.users or u in p.users]
 
-    @app.get("/v1/users/{user}/traces", tags=["context"])
+    @app.get("/v1/users/{user}/traces", tags=["context"], operation_id="listTraces")
     def traces(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
                limit: Annotated[int, Query(ge=1, le=200)] = 20,
-               thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> list[dict]:
+               thread_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> list[S.TraceSummary]:
         """Newest context traces first; ``thread_id`` keeps the model calls of one agent thread."""
         keys = ("id", "created_at", "thread_id", "run_id", "call_index", "query", "total_tokens", "budget", "available")
         return [{k: t.get(k) for k in keys} for t in scope_of(p, user, x_agent).traces(limit, thread_id=thread_id)]
 
-    @app.get("/v1/users/{user}/traces/{trace_id}/why", tags=["context"])
+    @app.get("/v1/users/{user}/traces/{trace_id}/why", tags=["context"], operation_id="explainTrace")
     def trace_why(p: Caller, user: UserPath, trace_id: FactPath,
                   subject: Annotated[str, Query(min_length=1, max_length=2000)],
-                  x_agent: AgentHeader = "default") -> dict:
+                  x_agent: AgentHeader = "default") -> S.WhyAnswer:
         """One line: why ``subject`` (an id, its last 8+ characters, or words of its text) was
         or was not in the view of this trace."""
         return {"trace_id": trace_id, "subject": subject,
                 "answer": scope_of(p, user, x_agent).why(trace_id, subject)}
 
-    @app.get("/v1/users/{user}/consolidation-runs", tags=["facts"])
+    @app.get("/v1/users/{user}/consolidation-runs", tags=["facts"], operation_id="listConsolidationRuns")
     def consolidation_runs(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
-                           limit: Annotated[int, Query(ge=1, le=200)] = 20) -> list[dict]:
+                           limit: Annotated[int, Query(ge=1, le=200)] = 20) -> list[S.ConsolidationRun]:
         """Consolidation runs of the scope, newest first, with what each did."""
         return scope_of(p, user, x_agent).consolidation_runs(limit)
 
-    @app.get("/v1/users/{user}/review", tags=["facts"])
-    def review(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> dict:
+    @app.get("/v1/users/{user}/review", tags=["facts"], operation_id="getReview")
+    def review(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> S.Review:
         """Candidates waiting for confirmation, open conflicts, and stale facts."""
         scope = scope_of(p, user, x_agent)
         candidates = [f.as_dict() for f in scope.facts(include_candidates=True) if f.status.value == "candidate"]
@@ -476,8 +492,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return HTMLResponse(INSPECTOR_HTML, headers={"Content-Security-Policy": INSPECTOR_CSP,
                                                      "Cache-Control": "no-store"})
 
-    @app.get("/healthz", tags=["service"])
-    def health() -> dict:
+    @app.get("/healthz", tags=["service"], operation_id="health")
+    def health() -> S.Health:
         return {"status": "ok"}
 
     def document() -> dict:
