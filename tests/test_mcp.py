@@ -1,15 +1,16 @@
 """The MCP server over stdio: a real subprocess, a real client session."""
 
 import asyncio
-import json
 import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '.[mcp]')")
 from mcp.client import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, get_default_environment  # noqa: E402
 
+import archivist  # noqa: E402
 from archivist import Memory  # noqa: E402
 
 
@@ -20,29 +21,40 @@ def text_of(result):
 def test_round_trip_over_stdio(tmp_path):
     db = str(tmp_path / "m.db")
     Memory.open(db).scope(user="bob").remember("Bob's secret project is called Falcon.")
+    here = str(Path(archivist.__file__).parents[1])  # the subprocess runs this checkout's archivist
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "archivist.cli", "mcp", "--db", db, "--user", "alice"])
+                                   args=["-m", "archivist.cli", "mcp", "--db", db, "--user", "alice"],
+                                   env={**get_default_environment(), "PYTHONPATH": here})
 
     async def run():
         async with Client(params) as client:
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            tools = {t.name: t for t in (await client.list_tools()).tools}
             saved = await client.call_tool("remember", {"content": "用户偏好用中文解释技术问题。", "category": "preference"})
+            again = await client.call_tool("remember", {"content": "用户偏好用中文解释技术问题。", "category": "preference"})
             found = await client.call_tool("search_memory", {"query": "中文 Falcon"})
             ctx = await client.call_tool("get_context", {"query": "解释一下事务", "budget": 2000})
-            small = await client.call_tool("get_context", {"query": "解释一下事务", "budget": 300})
+            small = await client.call_tool("get_context", {"query": "解释一下事务", "budget": 200})
             sneaky = await client.call_tool("search_memory", {"query": "Falcon", "user": "bob"})
-            fact_id = json.loads(text_of(saved))["id"]
+            clamped = await client.call_tool("search_memory", {"query": "中文", "limit": -5})
+            fact_id = saved.structured_content["fact"]["id"]
             gone = await client.call_tool("forget_fact", {"fact_id": fact_id})
             missing = await client.call_tool("forget_fact", {"fact_id": fact_id})
-            return tools, found, ctx, small, sneaky, gone, missing
+            return tools, saved, again, found, ctx, small, sneaky, clamped, gone, missing
 
-    tools, found, ctx, small, sneaky, gone, missing = asyncio.run(run())
-    assert not small.is_error and "用户偏好用中文解释技术问题" in text_of(small)  # a small budget works by default
-    assert tools == ["forget_fact", "get_context", "remember", "search_memory"]
-    assert "用户偏好用中文解释技术问题" in text_of(found) and "Falcon" not in text_of(found)
-    assert "中文" in text_of(ctx)
-    assert "Falcon" not in text_of(sneaky)  # an invented user argument is refused or ignored, never obeyed
-    assert json.loads(text_of(gone))["counts"]["facts"] == 1
+    tools, saved, again, found, ctx, small, sneaky, clamped, gone, missing = asyncio.run(run())
+    assert sorted(tools) == ["forget_fact", "get_context", "remember", "search_memory"]
+    assert all(t.output_schema and t.annotations for t in tools.values())
+    assert tools["forget_fact"].annotations.destructive_hint and tools["search_memory"].annotations.read_only_hint
+    assert saved.structured_content["outcome"] == "stored"
+    assert again.structured_content["outcome"] == "duplicate"
+    assert again.structured_content["duplicate_of"] == saved.structured_content["fact"]["id"]
+    small = small.structured_content  # a small budget works with the default reserve
+    assert small["reserve"] == 25 and "用户偏好用中文解释技术问题" in small["messages"][0]["content"]
+    assert [h["content"] for h in found.structured_content["hits"]] == ["用户偏好用中文解释技术问题。"]
+    assert "中文" in ctx.structured_content["messages"][0]["content"]
+    assert sneaky.is_error and "Falcon" not in text_of(sneaky)  # an invented user argument is refused
+    assert clamped.is_error and text_of(clamped) == "limit must be a whole number between 1 and 10 (got -5)"
+    assert gone.structured_content["counts"]["facts"] == 1
     assert missing.is_error and "FactNotFound" in text_of(missing)
 
 
@@ -106,7 +118,7 @@ def test_streamable_http_serves_the_official_client_with_the_bearer_key(mcp_http
 
     tools, found = asyncio.run(run())
     assert tools == ["forget_fact", "get_context", "remember", "search_memory"]
-    assert "genmaicha" in text_of(found)
+    assert "genmaicha" in found.structured_content["hits"][0]["content"]
 
 
 @pytest.mark.parametrize("headers", [

@@ -5,19 +5,263 @@ The identity (tenant, user, agent) is fixed when the server starts — from
 takes it as an argument, so a model cannot reach another user's memory through a tool
 call. Transports: stdio (default) and streamable HTTP, which needs a bearer key
 (:class:`BearerKey`).
-"""
 
-from __future__ import annotations
+Every tool publishes what it enforces: each parameter has a description, categories are
+an enum, numbers carry their minimum and maximum, strings their lengths, and no other
+argument is accepted (``additionalProperties: false``). Arguments outside the schema are
+refused with one short sentence built from the same schema (``limit must be a whole
+number between 1 and 10 (got -5)``), never clamped and never a validation dump. Results
+are structured (``structuredContent`` with an ``outputSchema``), and each tool carries
+its MCP annotations (read-only, destructive, idempotent, closed world).
+"""
 
 import functools
 import hmac
 import json
-from typing import Any
+import unicodedata
+from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, ValidationError
 
-from .errors import ArchivistError
+from .context.assemble import default_reserve
+from .context.memory_block import search_results_json
+from .errors import ArchivistError, WriteRejected
+from .memory import MAX_QUERY_CHARS
+from .model import Category
+
+#: ``search_memory`` returns at most this many hits (and at least one)
+MAX_SEARCH_LIMIT = 10
+#: the token budget of one ``search_memory`` answer (hits are dropped from the end to fit)
+SEARCH_ANSWER_TOKENS = 900
+#: ``get_context`` budgets, in tokens: below the minimum nothing useful fits
+MIN_BUDGET, MAX_BUDGET = 100, 2_000_000
+MAX_RESERVE = 1_000_000
+#: a fact id is short; anything longer is not one
+MAX_FACT_ID_CHARS = 200
+#: what the model may not name: the served identity is fixed at start
+IDENTITY_ARGUMENTS = ("tenant", "user", "user_id", "agent", "project")
+#: a string parameter must hold a non-whitespace character (the server also refuses
+#: text made only of invisible characters, such as zero-width spaces)
+VISIBLE = r"\S"
+
+QueryText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS, pattern=VISIBLE)]
+CategoryName = Literal[tuple(c.value for c in Category)]  # type: ignore[valid-type]
+CATEGORY_HELP = {
+    "preference": "how the user wants things done (reply language, style, tools)",
+    "context": "facts about the user and their situation (name, job, city, setup)",
+    "goal": "what the user is working toward",
+    "correction": "the user corrects something said before; it replaces what it contradicts",
+    "knowledge": "something the user knows or told about a subject",
+    "behavior": "a habit or recurring way the user works",
+}
+
+
+def _whole_number(value: Any) -> Any:
+    """JSON-schema ``integer``: 5 and 5.0 are, ``true`` and ``"5"`` are not (pydantic's lax
+    mode would take them as 1 and 5)."""
+    if isinstance(value, bool) or isinstance(value, (str, bytes)):
+        raise ValueError("not a whole number")
+    return value
+
+
+def _whole(lo: int, hi: int) -> Any:
+    """A whole number from ``lo`` to ``hi`` (the bounds go before the validator, or pydantic
+    publishes them as ``ge``/``le`` instead of ``minimum``/``maximum``)."""
+    return Annotated[int, Field(ge=lo, le=hi), BeforeValidator(_whole_number)]
+
+
+def _visible(text: str) -> bool:
+    """At least one letter, digit, punctuation mark or symbol: not only whitespace,
+    control, format (zero-width) or combining characters."""
+    return any(unicodedata.category(ch)[0] in "LNPS" for ch in text)
+
+
+# ----------------------------------------------------------------- results
+
+
+class FactOut(BaseModel):
+    id: str = Field(description="The fact's id (give it to forget_fact).")
+    content: str = Field(description="The fact as stored.")
+    category: CategoryName = Field(description="The fact's category.")
+    key: str | None = Field(description="The single-valued attribute it states (a new value replaces the old), "
+                                        "or null.")
+    status: str = Field(description="committed (recalled), or candidate (kept, not yet confirmed).")
+    version: int = Field(description="1 for a new fact; n+1 when it replaces version n of its key.")
+    confidence: float = Field(description="0 to 1.")
+
+
+class ReplacedFact(BaseModel):
+    id: str = Field(description="The id of the fact replaced; it is kept as history, no longer recalled.")
+    content: str = Field(description="What it said.")
+
+
+class RememberResult(BaseModel):
+    outcome: Literal["stored", "superseded", "candidate", "duplicate"] = Field(
+        description="stored: a new fact; superseded: a new fact that replaces older ones (listed in "
+                    "`superseded`, kept as history); candidate: kept, but unconfirmed; duplicate: already "
+                    "remembered (`fact` is the existing one), nothing written. A write the gate refuses is "
+                    "not a result but an error: 'WriteRejected: <code>: <reason>'.")
+    message: str = Field(description="The outcome in one sentence.")
+    fact: FactOut = Field(description="The fact stored, or the existing fact a duplicate repeats.")
+    duplicate_of: str | None = Field(description="For a duplicate: the id of the fact already remembered.")
+    superseded: list[ReplacedFact] = Field(description="Facts the new one replaces (kept as history).")
+
+
+class Hit(BaseModel):
+    id: str = Field(description="The fact's id.")
+    content: str = Field(description="The fact.")
+    category: CategoryName = Field(description="The fact's category.")
+    confidence: float = Field(description="How sure memory is of the fact, 0 to 1.")
+    score: float = Field(description="Relevance to the query; higher first.")
+
+
+class SearchResult(BaseModel):
+    hits: list[Hit] = Field(description="The best matches, best first; empty when nothing matches.")
+    omitted: int = Field(description=f"Matches left out to keep the answer within {SEARCH_ANSWER_TOKENS} tokens.")
+
+
+class Message(BaseModel):
+    role: Literal["system", "user"] = Field(description="Chat role.")
+    content: str = Field(description="The message text.")
+
+
+class ContextResult(BaseModel):
+    messages: list[Message] = Field(description="The assembled messages, ready for a chat model: a system "
+                                                "message with what memory holds for this request, then the "
+                                                "request.")
+    tokens: int = Field(description="Tokens the messages take (the server's tokenizer).")
+    budget: int = Field(description="The budget asked for.")
+    reserve: int = Field(description="Tokens kept free for the reply (the messages fit in budget − reserve).")
+    trace_id: str = Field(description="The context trace that explains what was included and left out, and why.")
+
+
+class ForgetResult(BaseModel):
+    target: str = Field(description='What was forgotten: "fact:<id>".')
+    at: str = Field(description="When (ISO 8601, UTC).")
+    counts: dict[str, int] = Field(description="Rows deleted, redacted or marked, per table.")
+    total: int = Field(description="The sum of counts.")
+
+
+# ----------------------------------------------------------------- errors
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    """What a parameter must be, in words, from its JSON schema."""
+    branches = schema.get("anyOf")
+    if branches:
+        kinds = [_kind(b) for b in branches if b.get("type") != "null"]
+        nullable = any(b.get("type") == "null" for b in branches)
+        return " or ".join(kinds) + (", or null" if nullable else "")
+    if "enum" in schema:
+        return "one of " + ", ".join(map(str, schema["enum"]))
+    if schema.get("type") == "integer":
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if lo is not None and hi is not None:
+            return f"a whole number between {lo:,} and {hi:,}"
+        return "a whole number" + (f" ≥ {lo:,}" if lo is not None else "") + (f" ≤ {hi:,}" if hi is not None else "")
+    if schema.get("type") == "string":
+        lo, hi = schema.get("minLength"), schema.get("maxLength")
+        size = f" of {lo} to {hi:,} characters" if lo and hi else f" of at most {hi:,} characters" if hi else ""
+        return f"text{size}" + (" with a visible character" if schema.get("pattern") == VISIBLE else "")
+    return str(schema.get("type", "a value"))
+
+
+def _got(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 24 else "a number too long to show"
+    if isinstance(value, str):
+        if not value.strip():
+            return "only whitespace" if value else "empty text"
+        if len(value) <= 40 and value.isprintable():
+            return repr(value)
+        return f"text of {len(value):,} characters"
+    return {"list": "a list", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
+
+
+def explain(exc: ValidationError, schema: dict[str, Any]) -> str:
+    """Arguments that fail the input schema, in one short sentence per parameter."""
+    props = schema.get("properties", {})
+    lines: dict[str, str] = {}
+    for err in exc.errors():
+        name = str(err["loc"][0]) if err.get("loc") else "arguments"
+        if name in lines:
+            continue
+        if err["type"] == "missing":
+            lines[name] = f"{name} is required"
+        elif name in props:
+            lines[name] = f"{name} must be {_kind(props[name])} (got {_got(err.get('input'))})"
+        else:
+            lines[name] = f"{name}: {err.get('msg', 'invalid')}"
+    return "; ".join(lines.values())
+
+
+class ArchivistMCP(MCPServer):
+    """:class:`MCPServer` whose tools refuse what their schemas do not allow, in plain words.
+
+    The SDK validates arguments with pydantic and returns the validation dump (with a
+    documentation URL) prefixed by ``Error executing tool``; it ignores unknown
+    arguments. Here: unknown arguments are refused (the schemas say
+    ``additionalProperties: false``), strings must be valid Unicode, and a validation
+    failure becomes the sentence :func:`explain` builds from the tool's own schema."""
+
+    _schemas: dict[str, dict[str, Any]] | None = None
+
+    async def list_tools(self):  # type: ignore[override]
+        return [t.model_copy(update={"input_schema": {**t.input_schema, "additionalProperties": False}})
+                for t in await super().list_tools()]
+
+    async def _schema(self, name: str) -> dict[str, Any] | None:
+        if self._schemas is None:
+            self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
+        return self._schemas.get(name)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        schema = await self._schema(name)
+        if schema is not None:
+            _check_arguments(name, arguments, schema)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and schema is not None:
+                raise ToolError(explain(cause, schema)) from cause
+            if isinstance(cause, ToolError):  # ours: its text without the SDK's prefix
+                raise ToolError(str(cause)) from cause
+            raise
+
+
+def _check_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    known = schema.get("properties", {})
+    unknown = sorted(str(k) for k in arguments if k not in known)
+    if unknown:
+        why = " (the served user is fixed when the server starts)" \
+            if any(k.lower() in IDENTITY_ARGUMENTS for k in unknown) else ""
+        takes = ", ".join(known) or "no arguments"
+        raise ToolError(f"{tool} takes no argument {', '.join(map(repr, unknown))}{why}; it takes: {takes}")
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ToolError(f"{key} is not valid Unicode (it holds a lone surrogate)") from None
+
+
+def _visible_text(name: str, value: str) -> str:
+    """The schema's pattern finds a non-whitespace character; zero-width and control
+    characters are not whitespace but show nothing either."""
+    if not _visible(value):
+        raise ToolError(f"{name} must contain a visible character (got only whitespace or invisible characters)")
+    return value
 
 
 def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str = "default",
@@ -25,9 +269,10 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")
     scope = memory.scope(tenant, user, agent, project=project)
-    server = MCPServer(name="archivist", version="1",
-                       instructions="Long-term memory about the user: search it before answering questions about "
-                                    "them; remember only what the user stated and will still matter later.")
+    server = ArchivistMCP(name="archivist", version="1",
+                          instructions="Long-term memory about the user: search it before answering questions about "
+                                       "them; remember only what the user stated and will still matter later.")
+    governance = memory.governance
 
     def guarded(fn):
         """Typed archivist errors become tool errors with a readable message."""
@@ -39,34 +284,127 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
                 raise ToolError(f"{type(exc).__name__}: {exc}") from None
         return wrapper
 
-    @server.tool()
+    @server.tool(
+        title="Remember a fact about the user",
+        description="Remember a durable fact the user stated about themselves, in their own words (for example "
+                    "'The user prefers answers in French.'). It passes the same write gate as everything else: "
+                    "secrets, permissions, standing orders to the assistant and text aimed at the model's "
+                    "instructions are refused (an error: 'WriteRejected: <code>: <reason>'). The result says "
+                    "whether it was stored, replaced an older value (kept as history), or was already remembered "
+                    "(and as which fact). Saying the same thing again writes nothing.",
+        annotations=ToolAnnotations(title="Remember a fact about the user", read_only_hint=False,
+                                    destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        structured_output=True)
     @guarded
-    def remember(content: str, category: str = "context", key: str | None = None) -> dict:
-        """Remember a durable fact the user stated (it still passes the write gate)."""
-        fact = scope.remember(content, category=category, key=key)
-        return {"id": fact.id, "content": fact.content, "status": fact.status.value, "version": fact.version}
+    def remember(
+        content: Annotated[str, StringConstraints(min_length=1, max_length=governance.max_content_chars,
+                                                  pattern=VISIBLE), Field(
+            description=f"The fact, one short statement about the user (at most {governance.max_content_chars:,} "
+                        "characters).")],
+        category: Annotated[CategoryName, Field(
+            description="What kind of fact: " + "; ".join(f"{c.value}: {CATEGORY_HELP.get(c.value, c.value)}"
+                                                          for c in Category) + ".")]
+        = "context",
+        key: Annotated[Annotated[str, StringConstraints(min_length=1, max_length=governance.max_key_chars)] | None,
+                       Field(description="Optional attribute name for a single-valued fact (for example "
+                                         "'home_city', 'response_language'): a new value under the same key "
+                                         "replaces the old one. Letters, digits and _ . : - only, at most "
+                                         f"{governance.max_key_chars} characters; leave it out to let memory "
+                                         "recognise common attributes itself.")] = None,
+    ) -> RememberResult:
+        report = scope.remember_many([{"content": _visible_text("content", content), "category": category,
+                                       "key": key}])
+        if report.rejected:
+            _, why = report.rejected[0]
+            if why.code.startswith("invalid_"):  # the caller's mistake, e.g. a key that names a value
+                raise ToolError(str(why))
+            raise WriteRejected(why.code, why.reason)  # as the library and REST (422) refuse it
+        if report.duplicates:
+            existing = report.duplicate_of[0]
+            return RememberResult(outcome="duplicate", message=f"Already remembered as {existing.id}; nothing "
+                                  "written.", fact=_fact(existing), duplicate_of=existing.id, superseded=[])
+        fact = (report.saved or report.candidates)[0]
+        replaced = [ReplacedFact(id=f.id, content=f.content) for f in report.superseded]
+        if replaced:
+            outcome, message = "superseded", (f"Remembered as {fact.id}; it replaces "
+                                              f"{', '.join(r.id for r in replaced)} (kept as history).")
+        elif report.candidates:
+            outcome, message = "candidate", f"Kept as {fact.id}, an unconfirmed candidate (not yet committed)."
+        else:
+            outcome, message = "stored", f"Remembered as {fact.id}."
+        return RememberResult(outcome=outcome, message=message, fact=_fact(fact), duplicate_of=None,
+                              superseded=replaced)
 
-    @server.tool()
+    @server.tool(
+        title="Search the user's memory",
+        description="Search what is remembered about the user (facts they stated, their preferences and goals). "
+                    f"Returns the best matches, best first, at most `limit`, within {SEARCH_ANSWER_TOKENS} tokens; "
+                    "an empty list when nothing matches. Changes nothing.",
+        annotations=ToolAnnotations(title="Search the user's memory", read_only_hint=True, destructive_hint=False,
+                                    idempotent_hint=True, open_world_hint=False),
+        structured_output=True)
     @guarded
-    def search_memory(query: str, limit: int = 5) -> str:
-        """Search what is remembered about the user; JSON results, bounded in size."""
-        return scope.memory_search(query, limit=max(1, min(int(limit), 10)))
+    def search_memory(
+        query: Annotated[QueryText, Field(description="What to look for, in words (any language). Must contain a "
+                                                  f"visible character; at most {MAX_QUERY_CHARS:,} characters.")],
+        limit: Annotated[_whole(1, MAX_SEARCH_LIMIT), Field(description=(
+            f"How many matches at most, 1 to {MAX_SEARCH_LIMIT}; a value outside is refused, not clamped."))] = 5,
+    ) -> SearchResult:
+        hits = scope.search(_visible_text("query", query), k=limit)
+        shown = json.loads(search_results_json(hits, counter=memory.token_counter, budget=SEARCH_ANSWER_TOKENS))
+        return SearchResult(hits=[Hit(**h) for h in shown], omitted=len(hits) - len(shown))
 
-    @server.tool()
+    @server.tool(
+        title="Assemble the context for a request",
+        description="Assemble what a model should see to answer `query` for this user, within a token budget: a "
+                    "system message with the relevant memory, then the request. The messages fit in "
+                    "budget − reserve tokens; the reserve is left for the reply. Returns the messages, their token "
+                    "count and the id of the trace that explains what was included and left out. Changes no "
+                    "memory (it keeps that trace).",
+        annotations=ToolAnnotations(title="Assemble the context for a request", read_only_hint=True,
+                                    destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        structured_output=True)
     @guarded
-    def get_context(query: str, budget: int = 4000, reserve: int | None = None) -> dict:
-        """Assemble the context for a request within a token budget (the reply's reserve included;
-        by default an eighth of the budget, at most 1000); returns the messages and the trace id."""
+    def get_context(
+        query: Annotated[QueryText, Field(description="The user's request to assemble context for. Must contain a "
+                                                  f"visible character; at most {MAX_QUERY_CHARS:,} characters.")],
+        budget: Annotated[_whole(MIN_BUDGET, MAX_BUDGET), Field(description=(
+            f"Total tokens for the messages and the reply, {MIN_BUDGET:,} to {MAX_BUDGET:,}."))] = 4000,
+        reserve: Annotated[_whole(0, MAX_RESERVE) | None, Field(description=(
+            f"Tokens kept for the reply, 0 to {MAX_RESERVE:,} and below the budget. Left out: an eighth of the "
+            "budget, at most 1,000 (budget 200 → 25, 4,000 → 500, 8,000 and more → 1,000)."))] = None,
+    ) -> ContextResult:
+        _visible_text("query", query)
+        if reserve is not None and reserve >= budget:
+            raise ToolError(f"reserve must be below the budget: reserve {reserve:,} ≥ budget {budget:,}")
         view = scope.context(query, budget=budget, reserve=reserve)
-        return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id}
+        messages = [Message(role=m["role"], content=m["content"]) for m in view.to_messages()]
+        return ContextResult(messages=messages, tokens=view.tokens, budget=budget,
+                             reserve=default_reserve(budget) if reserve is None else reserve, trace_id=view.trace.id)
 
-    @server.tool()
+    @server.tool(
+        title="Forget a fact",
+        description="Forget one fact everywhere, for good: its row, its index entries, its text in the audit trail, "
+                    "traces and summaries. It is not recalled again unless the user states it again. Returns a "
+                    "receipt with counts per table. Forgetting an id that is not there (or already forgotten) is an "
+                    "error that changes nothing.",
+        annotations=ToolAnnotations(title="Forget a fact", read_only_hint=False, destructive_hint=True,
+                                    idempotent_hint=True, open_world_hint=False),
+        structured_output=True)
     @guarded
-    def forget_fact(fact_id: str) -> dict:
-        """Forget a fact everywhere; returns the receipt with counts per table."""
-        return scope.forget(fact_id).as_dict()
+    def forget_fact(
+        fact_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_FACT_ID_CHARS, pattern=VISIBLE),
+                           Field(description="The id of the fact to forget, as remember or search_memory "
+                                             "returned it.")],
+    ) -> ForgetResult:
+        return ForgetResult(**scope.forget(fact_id).as_dict())
 
     return server
+
+
+def _fact(fact: Any) -> FactOut:
+    return FactOut(id=fact.id, content=fact.content, category=fact.category.value, key=fact.key,
+                   status=fact.status.value, version=fact.version, confidence=fact.confidence)
 
 
 #: a bearer key shorter than this is refused: it could be guessed
