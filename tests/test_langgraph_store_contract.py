@@ -18,7 +18,7 @@ from langgraph.store.base import PutOp, SearchOp  # noqa: E402
 
 from archivist import Memory  # noqa: E402
 from archivist.errors import InvalidInput, WriteRejected  # noqa: E402
-from archivist.integrations.langgraph_store import ArchivistStore  # noqa: E402
+from archivist.integrations.langgraph_store import ArchivistStore, AsyncArchivistStore  # noqa: E402
 from archivist.testing.embedders import HashEmbedder  # noqa: E402
 
 
@@ -110,8 +110,10 @@ def test_bad_index_settings_are_refused_with_the_reason(open_store):
         open_store(index={"dims": 3, "embed": LetterCounts(), "feilds": ["x"]})
     with pytest.raises(InvalidInput, match="positive integer"):
         open_store(index={"dims": 0, "embed": LetterCounts()})
-    with pytest.raises(InvalidInput, match="cosine"):
-        open_store(index={"dims": 36, "embed": LetterCounts(), "distance_type": "l2"})
+    with pytest.raises(InvalidInput, match="cosine, inner_product, l2"):
+        open_store(index={"dims": 36, "embed": LetterCounts(), "distance_type": "hamming"})
+    with pytest.raises(InvalidInput, match="not both"):
+        open_store(index={"dims": 36, "embed": LetterCounts(), "fields": ["a"], "text_fields": ["b"]})
     s = open_store(index={"dims": 12, "embed": LetterCounts()})  # the embedder gives 36
     with pytest.raises(InvalidInput, match="36 dimensions"):
         s.put(("u", "n"), "k", {"text": "x"})
@@ -282,3 +284,68 @@ def test_adapters_of_two_tenants_share_a_store_and_nothing_else(store_target, cl
         assert a.sweep_ttl() == 1 and b.sweep_ttl() == 1  # each sweeps its own tenant
     finally:
         mem.close()
+
+
+def test_each_distance_type_scores_as_langgraphs_stores_do(open_store):
+    def store(distance):
+        s = open_store(index={"dims": 36, "embed": LetterCounts(), "text_fields": ["t"], "distance_type": distance})
+        s.put(("u", distance), "near", {"t": "aab"})
+        s.put(("u", distance), "far", {"t": "zzzz"})
+        return {h.key: h.score for h in s.search(("u", distance), query="aab")}
+
+    inner, l2, cosine = store("inner_product"), store("l2"), store("cosine")
+    assert inner == {"near": pytest.approx(5.0), "far": pytest.approx(0.0)}  # a·a + a·a + b·b
+    assert l2["near"] == pytest.approx(0.0, abs=1e-6) and l2["far"] == pytest.approx(-(5 + 16) ** 0.5)
+    assert cosine["near"] == pytest.approx(1.0, abs=1e-6) and cosine["far"] == pytest.approx(0.0)
+
+
+def test_a_namespace_may_be_any_sequence_of_labels_and_filter_keys_are_names(open_store):
+    s = open_store()
+    s.put(["u", "n"], "k", {"kind": "pet", "meta": {"color": "red"}})
+    assert [h.key for h in s.search(["u"])] == ["k"] and s.get(["u", "n"], "k").namespace == ("u", "n")
+    assert [h.key for h in s.search(("u",), filter={"meta.color": "red", "种类-x": None})] == ["k"]
+    for bad in ("kind'; DROP TABLE store; --", "a b", "$.kind", ""):
+        with pytest.raises(InvalidInput, match="Invalid filter key"):
+            s.search(("u",), filter={bad: "pet"})
+    with pytest.raises(InvalidInput):
+        s.put("un", "k", {"v": 1})  # a string is not a namespace
+
+
+def test_a_title_after_the_word_secret_is_not_taken_for_a_password(open_store):
+    s = open_store()
+    s.put(("u", "docs"), "k", {"title": "Secret Document", "note": "Top Secret Plans for the party"})
+    assert s.get(("u", "docs"), "k").value["title"] == "Secret Document"
+    with pytest.raises(WriteRejected):
+        s.put(("u", "docs"), "p", {"note": "my password is Sunflower"})
+
+
+def test_the_async_store_offers_langgraphs_async_ttl_interface(store_target, clock):
+    mem = Memory.open(store_target, clock=clock)
+
+    async def go():
+        async with AsyncArchivistStore(mem, ttl={"default_ttl": 1, "sweep_interval_minutes": 0.002}) as s:
+            await s.aput(("u", "t"), "k", {"v": 1})
+            clock.advance(minutes=2)
+            assert await s.sweep_ttl() == 1
+            await s.aput(("u", "t"), "j", {"v": 2})
+            clock.advance(minutes=2)
+            task = await s.start_ttl_sweeper()
+            for _ in range(200):
+                if not s.memory.store.graph_items(s.tenant, "", clock.now() - __import__("datetime").timedelta(days=1)):
+                    break
+                await asyncio.sleep(0.05)
+            assert await s.stop_ttl_sweeper(timeout=5) is True
+            await asyncio.wait_for(task, 5)
+            return s
+
+    s = asyncio.run(go())
+    assert s._sweeper is None and s.memory.store.graph_items(s.tenant, "", clock.now()) == []
+    mem.close()
+
+
+def test_the_sweeper_stops_when_its_memory_is_closed(store_target, clock):
+    mem = Memory.open(store_target, clock=clock)
+    s = ArchivistStore(mem, ttl={"default_ttl": 1, "sweep_interval_minutes": 0.001})
+    future = s.start_ttl_sweeper()
+    mem.close()
+    assert future.result(timeout=10) is None and s.stop_ttl_sweeper(timeout=5) is True

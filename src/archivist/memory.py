@@ -276,7 +276,16 @@ class Memory:
         return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
 
     def close(self) -> None:
+        self.closed = True  # background workers over this memory (a store's TTL sweeper) stop
         self.store.close()
+
+    @property
+    def closed(self) -> bool:
+        return getattr(self, "_closed", False)
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        self._closed = value
 
     def __enter__(self) -> Memory:
         return self

@@ -36,9 +36,11 @@ import contextlib
 import json
 import logging
 import math
+import re
 import threading
+import weakref
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,7 +69,10 @@ from ..storage.base import graph_item_vectors
 log = logging.getLogger(__name__)
 
 SEP = "\x1f"
-_INDEX_KEYS = {"dims", "embed", "fields", "distance_type", "ann_index_config"}
+_INDEX_KEYS = {"dims", "embed", "fields", "text_fields", "distance_type", "ann_index_config"}
+_DISTANCES = ("cosine", "inner_product", "l2")
+#: a filter key: a field name or dotted path (letters of any script, digits, _ . -)
+_FILTER_KEY = re.compile(r"[\w.\-]+")
 _TTL_KEYS = {"default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired"}
 
 
@@ -186,9 +191,11 @@ def _index_config(index: Any, fallback: Any) -> tuple[dict[str, Any] | None, Any
     dims = index.get("dims")
     if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool) or dims < 1):
         raise InvalidInput("index 'dims' must be a positive integer")
-    if index.get("distance_type", "cosine") != "cosine":
-        raise InvalidInput("only cosine similarity is supported (index 'distance_type')")
-    fields = index.get("fields") or ["$"]
+    if index.get("distance_type", "cosine") not in _DISTANCES:
+        raise InvalidInput(f"index 'distance_type' must be one of {', '.join(_DISTANCES)}")
+    if index.get("fields") is not None and index.get("text_fields") is not None:
+        raise InvalidInput("give index 'fields' or its SqliteStore name 'text_fields', not both")
+    fields = index.get("fields") or index.get("text_fields") or ["$"]
     if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
         raise InvalidInput("index 'fields' must be a list of JSON paths such as ['content', 'tags[*]']")
     embed = index["embed"]
@@ -217,7 +224,13 @@ def _ttl_config(ttl: Any) -> TTLConfig | None:
     return dict(ttl)  # type: ignore[return-value]
 
 
-def _similarities(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+def _similarities(query: np.ndarray, matrix: np.ndarray, distance: str = "cosine") -> np.ndarray:
+    """Higher is closer: cosine similarity, the inner product, or minus the L2 distance
+    (the scores LangGraph's stores report for each ``distance_type``)."""
+    if distance == "inner_product":
+        return matrix @ query
+    if distance == "l2":
+        return -np.linalg.norm(matrix - query, axis=1)
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
     return np.divide(matrix @ query, norms, out=np.zeros(len(matrix)), where=norms > 0)
 
@@ -231,9 +244,20 @@ class ArchivistStore(BaseStore):
                  ttl: TTLConfig | None = None) -> None:
         self.memory, self.tenant = memory, tenant
         self.index_config, self.embeddings, self._fields = _index_config(index, memory.embedder)
+        self._distance = (self.index_config or {}).get("distance_type", "cosine")
         self.ttl_config = _ttl_config(ttl)
         self._sweeper: threading.Thread | None = None
         self._stop_sweeping = threading.Event()
+
+    def close(self) -> None:
+        """Stop the background sweeper (the memory stays open: it is the caller's)."""
+        self.stop_ttl_sweeper()
+
+    def __enter__(self) -> ArchivistStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     # -- BaseStore ------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -266,7 +290,7 @@ class ArchivistStore(BaseStore):
         return self.memory.store.graph_sweep(self.tenant, self.memory.clock.now())
 
     async def asweep_ttl(self) -> int:
-        return await asyncio.to_thread(self.sweep_ttl)
+        return await asyncio.to_thread(ArchivistStore.sweep_ttl, self)
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
         """Sweep every ``sweep_interval_minutes`` (else the ttl setting, else 5) in a
@@ -283,21 +307,26 @@ class ArchivistStore(BaseStore):
         if not isinstance(minutes, int | float) or minutes <= 0:
             raise InvalidInput("sweep_interval_minutes must be a positive number")
         self._stop_sweeping.clear()
+        stop, store = self._stop_sweeping, weakref.ref(self)  # a dropped store ends its sweeper
 
         def sweep_until_stopped() -> None:
-            while not self._stop_sweeping.wait(float(minutes) * 60):
+            while not stop.wait(float(minutes) * 60):
+                current = store()
+                if current is None or getattr(current.memory, "closed", False):
+                    break
                 try:
-                    swept = self.sweep_ttl()
+                    swept = ArchivistStore.sweep_ttl(current)  # the thread's own call, sync in both classes
                     if swept:
                         log.info("swept %d expired store items", swept)
                 except Exception:  # a failed sweep is retried at the next interval
                     log.exception("TTL sweep failed")
+                del current
             if not done.done():
                 done.set_result(None)
 
         self._sweeper = threading.Thread(target=sweep_until_stopped, name="archivist-ttl-sweeper", daemon=True)
         self._sweeper.start()
-        done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
+        done.add_done_callback(lambda f: stop.set() if f.cancelled() else None)
         return done
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
@@ -331,7 +360,10 @@ class ArchivistStore(BaseStore):
             elif isinstance(op, SearchOp):
                 if op.namespace_prefix:
                     self._ns(op.namespace_prefix)
-                for value in (op.filter or {}).values():
+                for key, value in (op.filter or {}).items():
+                    if not isinstance(key, str) or not _FILTER_KEY.fullmatch(key):
+                        raise InvalidInput(f"Invalid filter key {key!r}: a field name or dotted path "
+                                           "(letters, digits, _ . -)")
                     _check_filter(value)
                 if self._query(op) and self.embeddings is not None and op.query not in queries:
                     queries.append(op.query)
@@ -408,8 +440,9 @@ class ArchivistStore(BaseStore):
         return results
 
     @staticmethod
-    def _ns(namespace: tuple[str, ...]) -> str:
-        if not isinstance(namespace, tuple) or not namespace or \
+    def _ns(namespace: Sequence[str]) -> str:
+        """A namespace (a tuple, or any sequence of labels as LangGraph's stores take) as stored."""
+        if isinstance(namespace, str) or not isinstance(namespace, Sequence) or not namespace or \
                 any(not isinstance(p, str) or not p or SEP in p for p in namespace):
             raise InvalidInput("a namespace is a non-empty tuple of non-empty strings")
         return SEP.join(namespace)
@@ -461,13 +494,13 @@ class ArchivistStore(BaseStore):
             elif matrix is None or matrix.shape[1] != len(query):
                 out.append(None)  # unindexed, or indexed by an embedder of another size
             else:
-                out.append(float(_similarities(query, matrix).max()))
+                out.append(float(_similarities(query, matrix, self._distance).max()))
         texts = [t for pairs in legacy.values() for _, t in pairs]
         if texts:
             matrix, start = self._as_matrix(self.embeddings.embed_documents(texts), len(texts)), 0
             for i, pairs in legacy.items():
                 if pairs:
-                    out[i] = float(_similarities(query, matrix[start : start + len(pairs)]).max())
+                    out[i] = float(_similarities(query, matrix[start : start + len(pairs)], self._distance).max())
                 start += len(pairs)
         return out
 
@@ -486,3 +519,39 @@ class ArchivistStore(BaseStore):
         if op.max_depth is not None:
             spaces = sorted({s[: op.max_depth] for s in spaces})
         return spaces[max(op.offset, 0) : max(op.offset, 0) + max(op.limit, 0)]
+
+
+class AsyncArchivistStore(ArchivistStore):
+    """The same store with LangGraph's async-store TTL interface (``await
+    store.sweep_ttl()``, ``await store.start_ttl_sweeper()`` → a task, ``await
+    store.stop_ttl_sweeper()``) and ``async with``, for code written against
+    ``AsyncSqliteStore``/``AsyncPostgresStore``. Reads and writes are the same (``a``-methods)."""
+
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        return await asyncio.to_thread(ArchivistStore.sweep_ttl, self)
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> asyncio.Task[None]:  # type: ignore[override]
+        """Sweep in the background until stopped; the task ends when the sweeper does."""
+        future = ArchivistStore.start_ttl_sweeper(self, sweep_interval_minutes)
+        wrapped = asyncio.wrap_future(future)
+
+        async def until_stopped() -> None:
+            try:
+                await asyncio.shield(wrapped)
+            except asyncio.CancelledError:
+                self._stop_sweeping.set()
+                raise
+
+        return asyncio.get_running_loop().create_task(until_stopped())
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+        return await asyncio.to_thread(ArchivistStore.stop_ttl_sweeper, self, timeout)
+
+    def close(self) -> None:
+        ArchivistStore.stop_ttl_sweeper(self)
+
+    async def __aenter__(self) -> AsyncArchivistStore:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop_ttl_sweeper()

@@ -31,22 +31,27 @@ _CONTEXT_HEX = re.compile(r"\b(?:token|key|secret|auth|bearer|api|password|passw
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
 _PASSWORD = re.compile(
     r"\b(?:password|passwd|pwd|pw|passcode|passphrase|pin(?: code| number)?|secret|api[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token|token)\b\s*(?:is|was|=|:|：|is set to|is now|reads|of)?\s*[\"'“‘]?(\S{4,})|"
+    r"auth[ _-]?token|token)\b\s*(?P<said>is|was|=|:|：|is set to|is now|reads|of)?\s*[\"'“‘]?(\S{4,})|"
     r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|取款密码|验证码|令牌|\btoken\b|\bpin(?:码|\b))\s*(?:是|为|=|:|：|改成了?|设成了?|设置为|"
     r"我设的是|设的是|就是)?\s*(\S{4,})",
     re.I,
 )
 
 
-def _password_like(value: str) -> bool:
-    """A value that is a password, not a word: "hunter2", "Tr0ub4dor&3", "88886666qw" —
-    not "saved", "in Bitwarden", "记在密码管理器里的"."""
+def _password_like(value: str, *, said: bool = True) -> bool:
+    """A value that is a password, not a word: "hunter2", "Tr0ub4dor&3", "88886666qw",
+    "CorrectHorseBattery", "Sunflower" when given as one — not "saved", "in Bitwarden",
+    "记在密码管理器里的", nor "Document" in "Secret Document" (``said``: a copula or colon
+    introduced the value)."""
     value = re.split(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", value)[0]  # "739215#，保洁阿姨…": up to the Chinese
     value = value.strip("\"'“”‘’.,;。，；")
     if len(value) < 4:
         return False
+    # a capitalised word counts when it is given as the value ("password is Sunflower"), not
+    # when it merely follows the word ("Secret Document"): then the capital must be inside it
+    cased = value if said else value[1:]
     return bool(re.search(r"\d", value) or (re.search(r"[^\w]", value) and len(value) >= 6)
-                or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and len(value) >= 8))
+                or (re.search(r"[a-z]", value) and re.search(r"[A-Z]", cased) and len(value) >= 8))
 
 
 _CN_ID = re.compile(r"(?<![0-9])[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9])")
@@ -113,7 +118,8 @@ def find_secret(text: str) -> str | None:
     if _URL_PASSWORD.search(t):
         return "password"
     for m in _PASSWORD.finditer(t):
-        if _password_like(m.group(1) or m.group(2) or ""):
+        # "secret Document" (no "is", no colon) names a thing; "password is Sunflower" gives one
+        if _password_like(m.group(2) or m.group(3) or "", said=m.group(1) is not None or m.group(3) is not None):
             return "password"
     for m in _CONTEXT_HEX.finditer(t):
         if re.search(r"\d", m.group(1)) and len(set(m.group(1))) >= 8:
