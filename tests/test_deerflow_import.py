@@ -154,6 +154,19 @@ def test_a_v1_user_file_is_read_into_the_default_agent(tmp_path, mem):
     assert alice.profile().sections["work_context"].summary == "Teacher."
 
 
+def test_a_legacy_fact_without_an_id_gets_a_stable_one(tmp_path, mem):
+    deer = DeerMem(tmp_path / "d")
+    deer.legacy_v1("alice", [{"content": "User sails on weekends", "confidence": 0.9, "source": "manual"}])
+    first = import_deerflow(mem, deer.root)
+    assert first.added == 1 and import_deerflow(mem, deer.root).unchanged == 1
+    # DeerFlow migrates it under a random id: the same content, not a second fact
+    (deer.user_dir("alice") / "memory.json").unlink()
+    deer.put("alice", id="fact_1b2c3d4e", content="User sails on weekends", confidence=0.9, source="manual")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 0 and report.skipped == {"same content as a fact already here": 1}
+    assert report.missing == 0 and len(mem.scope(user="alice").facts()) == 1
+
+
 def test_a_legacy_agent_file_is_read_into_its_agent(tmp_path, mem):
     deer = DeerMem(tmp_path / "d")
     deer.put("alice", "coder", id="fact_c1", content="User writes Rust at work", confidence=0.9, source="manual")

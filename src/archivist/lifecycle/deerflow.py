@@ -96,6 +96,7 @@ DEFAULT_BUCKET, PREVIOUS_DEFAULT = "__default__", "lead-agent"
 JOURNAL = ".memory.journal.json"
 MAX_CARD_BYTES = 1 << 20  # a card, a legacy card or a journal backup
 MAX_JSON_BYTES = 16 << 20  # memory.json (a v1 file holds every fact), the journal, sidecars
+MAX_CARD_VALUES = 10_000  # values in a card's front matter once YAML aliases are expanded
 CORE_CATEGORIES = frozenset({"preference", "correction", "context", "goal", "behavior", "identity", "constraint",
                              "decision", "other"})
 CATEGORY_MAP = {c.value: c for c in Category} | {"identity": Category.CONTEXT, "constraint": Category.CONTEXT,
@@ -209,6 +210,13 @@ class _Reader:
             raise InvalidInput(f"{path}: bad front matter: {str(exc).splitlines()[0] if str(exc) else exc}") from None
         if not isinstance(meta, dict):
             raise InvalidInput(f"{path}: the front matter must be a mapping")
+        try:
+            size = _expanded_size(meta, {})
+        except RecursionError:
+            size = MAX_CARD_VALUES + 1
+        if size > MAX_CARD_VALUES:
+            raise InvalidInput(f"{path}: the front matter expands to more than {MAX_CARD_VALUES} values "
+                               f"(YAML aliases?); not a card DeerFlow writes")
         lines = body.lstrip("\n").splitlines()
         title = ""
         if lines and lines[0].startswith("# "):
@@ -217,6 +225,19 @@ class _Reader:
                 lines.pop(0)
         meta["title"], meta["content"] = title, "\n".join(lines).rstrip("\n")
         return meta
+
+
+def _expanded_size(value: Any, memo: dict[int, int]) -> int:
+    """How many values ``value`` holds with shared (aliased) parts counted every time
+    they appear, computed once per distinct object."""
+    key = id(value)
+    if key not in memo:
+        memo[key] = 1  # a cycle counts once
+        if isinstance(value, dict):
+            memo[key] = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in value.items())
+        elif isinstance(value, list | tuple | set):
+            memo[key] = 1 + sum(_expanded_size(v, memo) for v in value)
+    return memo[key]
 
 
 @dataclass
@@ -320,8 +341,8 @@ def _normalize(raw: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
     f = {k: v for k, v in raw.items() if k in CARD_FIELDS}
     extras = {k: v for k, v in raw.items() if k not in CARD_FIELDS and k not in ("user_id", "agent_name")}
-    fid = f.get("id")
-    if not isinstance(fid, str) or not _FACT_ID.fullmatch(fid):
+    fid = f["id"] = str(f.get("id") or "")  # DeerFlow reads an id as text (a YAML 7 is "7")
+    if not _FACT_ID.fullmatch(fid):
         raise bad(f"id {fid!r} is not 1-100 letters, digits, '_' or '-'")
     content = f.get("content")
     if not isinstance(content, str) or not content.strip():
@@ -370,6 +391,8 @@ def _normalize(raw: Any, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
         if source["threadId"] is not None and not isinstance(source["threadId"], str):
             raise bad("source.threadId must be a string or null")
     f["source"] = source
+    if not isinstance(f.get("title") or "", str):
+        extras["title (not text)"] = f.pop("title")
     title = str(f.get("title") or "").strip().replace("\n", " ")[:160]
     f["title"] = title or _default_title(f["content"])
     return f, extras
@@ -496,6 +519,12 @@ class _UserStore:
             return out
         if isinstance(facts, list):
             for n, item in enumerate(facts):
+                if isinstance(item, dict) and not item.get("id") and isinstance(item.get("content"), str):
+                    # DeerFlow draws a random id when it migrates the fact; a stable one here keeps
+                    # re-imports from adding it twice (after DeerFlow's migration, the same content is)
+                    seed = f"{path.relative_to(self.udir)}\n{item['content'].strip()}"
+                    item = {**item, "id": "fact_" + hashlib.sha256(seed.encode()).hexdigest()[:32]}
+                    self.report.notes.append(f"{path} facts[{n}]: no id; imported as {item['id']}")
                 data, extras = _normalize(item, f"{path} facts[{n}]")
                 out.append(_Card(f"{path} facts[{n}]", self.user, "", data, extras))
         elif isinstance(facts, dict):
@@ -664,13 +693,13 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
     if d.get("confirmationCount"):
         descriptor.append(f"confirmed {d['confirmationCount']} times")
         _count(report.mapped, "confirmationCount -> provenance")
+    at = d.get("consolidatedAt")
     if d["consolidatedFrom"]:
-        at = d.get("consolidatedAt")
         descriptor.append(f"consolidated from {', '.join(d['consolidatedFrom'])}"
                           + (f" at {at}" if isinstance(at, str) and at else ""))
         _count(report.mapped, "consolidatedFrom -> provenance")
-    elif d.get("consolidatedAt") is not None:
-        _count(report.not_carried, "consolidatedAt (without consolidatedFrom)")
+    if at is not None and not (d["consolidatedFrom"] and isinstance(at, str)):
+        _count(report.not_carried, "consolidatedAt (not text, or without consolidatedFrom)")
     for key in card.extras:
         _count(report.not_carried, key)
     conversation = source["type"] == "conversation"
