@@ -88,6 +88,7 @@ def test_import_keeps_provenance_and_gates_every_card(deer, mem):
 def test_every_field_is_mapped_or_reported(tmp_path, mem):
     deer = DeerMem(tmp_path / "d")
     deer.put("alice", **EVERYTHING)
+    deer.usage("alice", "__default__", {"fact_full": {"accessHeat": 4.0, "lastAccessedAt": deer.now}})
     report = import_deerflow(mem, deer.root)
     fact = mem.scope(user="alice").get("fact_full")
     assert fact.category is Category.CONTEXT and fact.confidence == 0.95 and fact.status is Status.COMMITTED
@@ -103,7 +104,7 @@ def test_every_field_is_mapped_or_reported(tmp_path, mem):
         "categoryExtension hobby -> context + provenance": 1, "confirmationCount -> provenance": 1,
         "consolidatedFrom -> provenance": 1, "expected_valid_days -> valid_until": 1, "sourceError -> context": 1,
         "title -> context": 1, "topics -> context": 1}
-    assert report.not_carried == {"custom_flag": 1}
+    assert report.not_carried == {"custom_flag": 1, ".metadata usage (access counts)": 1}
     assert [h.fact.id for h in mem.scope(user="alice").search("urban farming")] == ["fact_full"]
 
 

@@ -117,9 +117,10 @@ _LIVE = (Status.COMMITTED, Status.CANDIDATE)
 
 @dataclass
 class DeerFlowReport:
-    """What an import did. Every card read lands in exactly one of ``added``,
-    ``updated``, ``unchanged`` and ``skipped`` (reason -> count; ``rejected`` has the
-    gate's refusals file by file)."""
+    """What an import did. Every card found in a directory DeerFlow reads lands in exactly
+    one of ``added``, ``updated``, ``unchanged`` and ``skipped`` (reason -> count;
+    ``rejected`` lists the gate's refusals file by file). ``mapped`` and ``not_carried``
+    count, per field, the cards whose field went to another place or nowhere."""
 
     users: list[str] = field(default_factory=list)
     added: int = 0
@@ -466,7 +467,7 @@ class _UserStore:
                 for key in legacy:
                     if key not in MANIFEST_FIELDS:
                         _count(self.report.not_carried, f"memory.json {key}")
-                self._legacy(self._facts_of(legacy, legacy_path, adir, agent=adir.name), adir.name)
+                self._legacy(self._facts_of(legacy, legacy_path, adir), adir.name)
         if previous is not None:
             unexpected = [p.name for p in previous.iterdir() if p.name != "facts"]
             if (previous / "facts").is_dir():
@@ -510,7 +511,7 @@ class _UserStore:
                                          f"cannot update it")
             into[(agent, data["id"])] = _Card(str(path), self.user, agent, data, extras)
 
-    def _facts_of(self, doc: dict[str, Any], path: Path, base: Path, agent: str | None = None) -> list[_Card]:
+    def _facts_of(self, doc: dict[str, Any], path: Path, base: Path) -> list[_Card]:
         """The legacy facts of a v1 ``memory.json``: a list of objects, or a manifest
         ``{id: {"path", "contentHash"}}`` of cards relative to the file."""
         facts = doc.get("facts")
