@@ -323,6 +323,25 @@ def test_forgotten_and_retired_facts_stay_so(deer, mem):
     assert report.unchanged == 2
 
 
+def test_a_revision_that_extends_an_expired_fact_brings_it_back_but_an_archived_one_stays(tmp_path, mem, clock):
+    deer = DeerMem(tmp_path / "d", now="2025-01-01T00:00:00Z")
+    deer.put("alice", id="fact_e", content="User is learning Rust", confidence=0.9, source="manual",
+             expected_valid_days=30)
+    deer.put("alice", id="fact_a", content="User is learning Go", confidence=0.9, source="manual",
+             expected_valid_days=30)
+    import_deerflow(mem, deer.root)
+    now = clock.now()
+    mem.store.update_fact(get(mem, "fact_e").retired(Status.EXPIRED, now))
+    mem.store.update_fact(get(mem, "fact_a").retired(Status.ARCHIVED, now))
+    deer.now = "2025-12-20T00:00:00Z"
+    deer.put("alice", id="fact_e", expected_valid_days=365, lastConfirmedAt=deer.now)
+    deer.put("alice", id="fact_a", expected_valid_days=365, lastConfirmedAt=deer.now)
+    report = import_deerflow(mem, deer.root)
+    assert report.updated == 1 and report.skipped == {"retired here (archived)": 1}
+    head = mem.scope(user="alice").history("fact_e")[-1]
+    assert head.status is Status.COMMITTED and head.valid_until.isoformat().startswith("2026-12-20")
+
+
 # --------------------------------------------------------------- broken inputs
 def _card_text(fid, front):
     lines = ["---", f"id: {fid}", "user_id: alice", "agent_name: __default__"] + front + ["---", "", "# x", "", "x", ""]

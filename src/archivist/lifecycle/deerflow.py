@@ -886,7 +886,7 @@ def _decide(memory, card: _Card, fact: Fact, chain: list[Fact], plan: _Plan, rep
         if _same(previous, fact):
             report.unchanged += 1
             return head.id if head.status in _LIVE else None
-        if head.status not in _LIVE:
+        if head.status not in _LIVE and head.status is not Status.EXPIRED:  # a new revision may extend an end
             report.skip(f"retired here ({head.status.value})")
             return None
         when = _time(card.data.get("updatedAt"), where, "updatedAt") or now
