@@ -635,6 +635,9 @@ def import_cmd(
         _print_json(data)
         return
     out.print("imported: " + ", ".join(f"{k} {v}" for k, v in data.items() if isinstance(v, int) and v))
+    for name, counts in data.items():  # e.g. skipped and not carried, per reason or field
+        if isinstance(counts, dict) and counts:
+            out.print(f"  {name.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in counts.items()), markup=False)
     for line in data.get("rejected") or []:
         out.print(f"  rejected {line}", style="yellow", markup=False)
     for line in data.get("notes") or []:
