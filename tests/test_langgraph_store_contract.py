@@ -349,3 +349,69 @@ def test_the_sweeper_stops_when_its_memory_is_closed(store_target, clock):
     future = s.start_ttl_sweeper()
     mem.close()
     assert future.result(timeout=10) is None and s.stop_ttl_sweeper(timeout=5) is True
+
+
+# -- namespaces, pagination, updates (what LangGraph's suites check of every store) -----------
+
+def test_namespace_prefixes_match_whole_labels_literally(open_store):
+    s = open_store()
+    for ns in [("a",), ("ab",), ("a", "b"), ("a%",), ("a_",), ("a*",), ("A",), ("a\n",), ("x", "a")]:
+        s.put(ns, "k", {"ns": list(ns)})
+
+    def found(prefix):
+        return sorted(tuple(h.namespace) for h in s.search(prefix, limit=50))
+
+    assert found(("a",)) == [("a",), ("a", "b")]  # not ("ab",), ("a%",), ("a\n",) ...
+    assert found(("a%",)) == [("a%",)] and found(("a_",)) == [("a_",)] and found(("a*",)) == [("a*",)]
+    assert found(("A",)) == [("A",)] and found(("a\n",)) == [("a\n",)]
+    assert len(found(())) == 9  # an empty prefix is every item
+    assert s.list_namespaces(prefix=("a",)) == [("a",), ("a", "b")]
+    assert s.list_namespaces(prefix=("a_",)) == [("a_",)]
+
+
+def test_list_namespaces_pages_and_cuts_at_a_depth(open_store):
+    s = open_store()
+    for i in range(7):
+        s.put(("u", f"n{i}", "leaf"), "k", {"v": i})
+    everything = s.list_namespaces()
+    assert everything == sorted(everything) and len(everything) == 7
+    assert s.list_namespaces(limit=3, offset=2) == everything[2:5]
+    assert s.list_namespaces(max_depth=2, limit=100) == [("u", f"n{i}") for i in range(7)]
+    assert s.list_namespaces(prefix=("u", "*", "leaf"), limit=2) == everything[:2]
+    assert s.list_namespaces(suffix=("leaf",), max_depth=1) == [("u",)]
+
+
+def test_query_results_page_in_score_order_and_an_update_re_embeds(open_store):
+    s = open_store(index={"dims": 36, "embed": LetterCounts(), "fields": ["t"]})
+    texts = ["aaaa", "aaab", "aabb", "abbb", "bbbb"]
+    for i, t in enumerate(texts):
+        s.put(("u", "n"), f"k{i}", {"t": t})
+    full = s.search(("u",), query="aaaa", limit=5)
+    assert [h.key for h in full] == ["k0", "k1", "k2", "k3", "k4"]
+    pages = s.search(("u",), query="aaaa", limit=2) + s.search(("u",), query="aaaa", limit=2, offset=2) \
+        + s.search(("u",), query="aaaa", limit=2, offset=4)
+    assert [h.key for h in pages] == [h.key for h in full] and [h.score for h in pages] == [h.score for h in full]
+    s.put(("u", "n"), "k4", {"t": "aaaa"})  # the update is embedded again
+    assert s.search(("u",), query="aaaa", limit=1)[0].score == pytest.approx(1.0, abs=1e-6)
+    assert {h.key for h in s.search(("u",), query="aaaa", limit=2)} == {"k0", "k4"}
+    assert s.search(("u",), query="", limit=5)[0].score is None  # an empty query ranks nothing
+
+
+def test_non_ascii_values_and_queries_round_trip(open_store):
+    s = open_store()
+    value = {"content": "用户喜欢周末爬山 🏔️ — café, naïve, Ελληνικά", "tags": ["中文", "émoji"]}
+    s.put(("用户", "记忆"), "键", value)
+    assert s.get(("用户", "记忆"), "键").value == value
+    assert s.search(("用户",), query="爬山")[0].key == "键"
+    assert s.search(("用户",), filter={"tags": ["中文", "émoji"]})[0].key == "键"
+
+
+def test_concurrent_async_searches_each_get_their_own_answer(open_store):
+    s = open_store(index={"dims": 36, "embed": LetterCounts(), "fields": ["t"]})
+    for word in ("apple", "kiwi", "mango", "zebra"):
+        s.put(("u", "n"), word, {"t": word})
+
+    async def go():
+        return await asyncio.gather(*(s.asearch(("u",), query=w, limit=1) for w in ("apple", "kiwi", "mango", "zebra")))
+
+    assert [hits[0].key for hits in asyncio.run(go())] == ["apple", "kiwi", "mango", "zebra"]
