@@ -8,7 +8,9 @@ from .clock import Clock, FixedClock, SystemClock
 from .context.assemble import Assembler, ContextRequest, ContextTrace, ModelView, RuleBasedPlanner
 from .context.history import ChatModelSummarizer, StructuredSummarizer, Summary, trim_history
 from .context.memory_block import RenderedMemory
+from .client import AsyncRemoteMemory, RemoteMemory
 from .errors import (
+    AccessDenied,
     ArchivistError,
     BudgetExceeded,
     ContextOverflow,
@@ -19,6 +21,7 @@ from .errors import (
     InvalidIdentity,
     InvalidInput,
     ProfileTooLarge,
+    RemoteUnavailable,
     SchemaTooNew,
     StaleWrite,
     StoreCorrupt,
@@ -60,9 +63,11 @@ from .tokens import TiktokenCounter, TokenCounter
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessDenied",
     "ApplyReport",
     "ArchivistError",
     "Assembler",
+    "AsyncRemoteMemory",
     "AuditEntry",
     "Authority",
     "BudgetExceeded",
@@ -98,6 +103,8 @@ __all__ = [
     "ProfileSection",
     "ProfileTooLarge",
     "Provenance",
+    "RemoteMemory",
+    "RemoteUnavailable",
     "RenderedMemory",
     "Row",
     "RuleBasedPlanner",

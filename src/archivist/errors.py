@@ -120,6 +120,18 @@ class EmbedderMismatch(ArchivistError):
         self.model, self.dim, self.stored_model, self.stored_dim = model, dim, stored_model, stored_dim
 
 
+class AccessDenied(ArchivistError, PermissionError):
+    """A server refused the API key (``status`` 401) or what it may do (403)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RemoteUnavailable(ArchivistError):
+    """A memory server could not be reached, kept answering busy, or failed (after retries)."""
+
+
 class StoreError(ArchivistError):
     pass
 

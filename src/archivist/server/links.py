@@ -12,7 +12,7 @@ def _fact(operation: str, pointer: str, about: str) -> dict:
 
 REMEMBERED = {
     "GetFact": _fact("getFact", "", "Read the fact just written."),
-    "ListFactVersions": _fact("listFactVersions", "", "Its versions, newest first."),
+    "ListFactVersions": _fact("listFactVersions", "", "Its versions, oldest first."),
     "ConfirmFact": _fact("confirmFact", "", "Confirm it (a candidate becomes committed)."),
     "ForgetFact": _fact("forgetFact", "", "Forget it everywhere."),
 }

@@ -1,0 +1,514 @@
+"""The library's memory API over the REST API: code moves from the embedded store to a
+server by changing the line that opens memory.
+
+    memory = Memory.open("memory.db")                                   # embedded
+    memory = RemoteMemory("http://127.0.0.1:8765", api_key="ak_…")     # a server
+    alice = memory.scope("acme", "alice")
+    alice.remember("Alice drinks green tea."); alice.search("tea"); alice.context("…")
+
+Results are archivist's own types (``Fact``, ``SearchHit``, ``ForgetReceipt``,
+``Preference``); errors are archivist's exceptions, mapped back from the server's
+problem+json (``FactNotFound``, ``WriteRejected`` with its code, ``InvalidInput``, …;
+``AccessDenied`` for 401/403). 429 and 503 are retried with backoff (``Retry-After``
+honoured), and so are connection failures of reads; then ``RemoteUnavailable``.
+
+Each operation is written once, as a generator that yields the HTTP calls it needs and
+returns the result (:class:`_Ops`); :class:`RemoteMemory` runs it with a blocking httpx
+client and :class:`AsyncRemoteMemory` with an async one. The tenant comes from the API
+key: a scope naming another tenant is refused before anything is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import random
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from .clock import parse_time
+from .errors import (
+    AccessDenied,
+    ArchivistError,
+    BudgetExceeded,
+    FactNotFound,
+    InvalidBudget,
+    InvalidCandidate,
+    InvalidInput,
+    RemoteUnavailable,
+    StaleWrite,
+    StoreConflict,
+    StoreLocked,
+    TraceNotFound,
+    WriteRejected,
+)
+from .lifecycle.transfer import fact_from_dict
+from .model import Category, Fact, ForgetReceipt, Preference, SearchHit
+
+_RETRY_STATUSES = (429, 503)
+_IDEMPOTENT = ("GET", "PUT", "DELETE", "HEAD", "OPTIONS")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One HTTP request an operation needs (as the scope's agent, in its project)."""
+
+    method: str
+    path: str
+    json: Any = None
+    params: dict[str, Any] | None = None
+    agent: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """An operation waiting (a job being polled) before its next call."""
+
+    seconds: float
+
+
+Op = Generator[Any, Any, Any]
+
+
+# -- results -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RemoteTrace:
+    """A context trace as the server returned it; ``id`` is None when it was not stored."""
+
+    id: str | None
+    data: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+@dataclass(frozen=True)
+class RemoteView:
+    """What one model call sees, as assembled by the server."""
+
+    messages: list[dict[str, Any]]
+    tokens: int
+    trace: RemoteTrace
+
+    def to_messages(self) -> list[dict[str, Any]]:
+        return [dict(m) for m in self.messages]
+
+
+@dataclass(frozen=True)
+class LearnReport:
+    """What a background extraction wrote and refused (the job's report)."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+def _receipt(body: dict[str, Any]) -> ForgetReceipt:
+    return ForgetReceipt(body["target"], parse_time(body["at"]), dict(body["counts"]))
+
+
+def _preference(body: dict[str, Any]) -> Preference:
+    expires = body.get("expires_at")
+    return Preference(body["key"], body["value"], bool(body.get("trusted", True)), "api", int(body["version"]),
+                      parse_time(body["updated_at"]), parse_time(expires) if expires else None)
+
+
+def _time_text(value: datetime | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return value.isoformat()
+
+
+# -- errors --------------------------------------------------------------------------------
+
+_BY_TITLE: dict[str, Callable[[str], ArchivistError]] = {
+    "invalid content": InvalidCandidate,
+    "invalid budget": InvalidBudget,
+    "over budget": BudgetExceeded,
+    "invalid request": InvalidInput,
+    "invalid input": InvalidInput,
+    "invalid JSON": InvalidInput,
+    "payload too large": InvalidInput,
+}
+
+
+def error_from(response: httpx.Response) -> ArchivistError:
+    """The archivist exception a problem+json response stands for."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    body = body if isinstance(body, dict) else {}
+    status, title = response.status_code, str(body.get("title", ""))
+    detail = str(body.get("detail") or response.reason_phrase or f"HTTP {status}")
+    if status in (401, 403):
+        return AccessDenied(detail, status=status)
+    if status == 404:
+        return TraceNotFound(detail) if "/traces/" in response.request.url.path else FactNotFound(detail)
+    if status == 409:
+        return StaleWrite(detail, expected=-1, current=-1) if title == "stale write" else StoreConflict(detail)
+    if status == 503:
+        return StoreLocked(detail)
+    if title == "rejected by the write gate":
+        code, _, reason = detail.partition(": ")
+        return WriteRejected(code, reason or detail)
+    if title in _BY_TITLE:
+        return _BY_TITLE[title](detail)
+    if 400 <= status < 500:
+        return InvalidInput(detail)
+    return RemoteUnavailable(f"the server answered {status}: {detail}")
+
+
+# -- operations, written once ------------------------------------------------------------------
+
+class _Ops:
+    """Every operation of a scope as a generator of calls (see the module docstring)."""
+
+    def __init__(self, user: str, agent: str, project: str | None) -> None:
+        if not isinstance(user, str) or not user:
+            raise InvalidInput("a scope needs a user id")
+        self.user, self.agent, self.project = user, agent, project
+
+    def _path(self, *parts: str) -> str:
+        return "/v1/users/" + "/".join(quote(p, safe="") for p in (self.user, *parts))
+
+    def _call(self, method: str, *parts: str, **kwargs: Any) -> _Call:
+        return _Call(method, self._path(*parts), agent=self.agent, project=self.project, **kwargs)
+
+    def remember_with_outcome(self, content: str, *, category: str | Category = Category.CONTEXT, key: str | None = None,
+                              confidence: float = 1.0, kind: str = "fact",
+                              valid_until: datetime | str | None = None) -> Op:
+        """Remember a fact; also say whether it was ``stored`` or a ``duplicate``."""
+        body = {"content": content, "category": str(getattr(category, "value", category)), "key": key,
+                "confidence": confidence, "kind": str(getattr(kind, "value", kind)),
+                "valid_until": _time_text(valid_until)}
+        response = yield self._call("POST", "facts", json={k: v for k, v in body.items() if v is not None})
+        fact = fact_from_dict(response.json())
+        outcome = "duplicate" if response.status_code == 200 else \
+            "candidate" if fact.status.value == "candidate" else "stored"
+        return fact, outcome
+
+    def remember(self, content: str, **options: Any) -> Op:
+        """Remember a fact the user stated (the server's write gate decides); the stored fact,
+        or the one already stored for a duplicate."""
+        fact, _ = yield from self.remember_with_outcome(content, **options)
+        return fact
+
+    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False) -> Op:
+        """The best facts for ``query``, each with its score (and the score's parts)."""
+        body = {"query": query, "k": k, **({"mode": mode} if mode else {})}
+        response = yield self._call("POST", "search", json=body)
+        return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
+                for h in response.json()]
+
+    def context(self, query: str, *, budget: int = 4000, reserve: int | None = None, system: str | None = None) -> Op:
+        """The view one model call sees, assembled by the server under ``budget`` tokens."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if reserve is not None:
+            body["reserve"] = reserve
+        if system:
+            body["system"] = system
+        data = (yield self._call("POST", "context", json=body)).json()
+        return RemoteView(data["messages"], int(data["tokens"]), RemoteTrace(data.get("trace_id"), data["trace"]))
+
+    def facts(self, *, include_candidates: bool = False, include_history: bool = False) -> Op:
+        """Every fact of the scope, newest first (fetched page by page)."""
+        out: list[Fact] = []
+        cursor: int | None = 0
+        while cursor is not None:
+            page = (yield self._call("GET", "facts", params={"limit": 500, "cursor": cursor,
+                                                               "history": include_history,
+                                                               "candidates": include_candidates})).json()
+            out += [fact_from_dict(f) for f in page["items"]]
+            cursor = page["next_cursor"]
+        return out
+
+    def get(self, fact_id: str) -> Op:
+        return fact_from_dict((yield self._call("GET", "facts", fact_id)).json())
+
+    def history(self, fact_id: str) -> Op:
+        """Every version of a fact, oldest first."""
+        return [fact_from_dict(f) for f in (yield self._call("GET", "facts", fact_id, "versions")).json()]
+
+    def confirm(self, fact_id: str) -> Op:
+        return fact_from_dict((yield self._call("POST", "facts", fact_id, "confirm")).json())
+
+    def forget(self, fact_id: str, *, all_versions: bool = False) -> Op:
+        """Forget a fact everywhere; the receipt counts what was removed."""
+        response = yield self._call("DELETE", "facts", fact_id, params={"all_versions": all_versions})
+        return _receipt(response.json())
+
+    def preferences(self) -> Op:
+        """The user's live preferences."""
+        return [_preference(p) for p in (yield self._call("GET", "preferences")).json()]
+
+    def set_preference(self, key: str, value: str, *, based_on: int = 0,
+                       expires_at: datetime | str | None = None) -> Op:
+        """Set a preference every agent of the user sees (``based_on``: the version it replaces)."""
+        body = {"value": value, "based_on": based_on, **({"expires_at": _time_text(expires_at)} if expires_at else {})}
+        yield self._call("PUT", "preferences", key, json=body)
+        listed = (yield self._call("GET", "preferences")).json()
+        return next(_preference(p) for p in listed if p["key"] == key)
+
+    def trace(self, trace_id: str) -> Op:
+        return (yield self._call("GET", "traces", trace_id)).json()
+
+    def traces(self, limit: int = 20, *, thread_id: str | None = None) -> Op:
+        params = {"limit": limit, **({"thread_id": thread_id} if thread_id else {})}
+        return (yield self._call("GET", "traces", params=params)).json()
+
+    def why(self, trace_id: str, subject: str) -> Op:
+        return (yield self._call("GET", "traces", trace_id, "why", params={"subject": subject})).json()["answer"]
+
+    def learn(self, messages: Sequence[Any], *, thread_id: str = "default", poll: float = 0.2,
+              timeout: float = 120.0) -> Op:
+        """Queue extraction of a conversation on the server and wait for its report."""
+        items = [m if isinstance(m, dict) else {"role": getattr(m, "role", None) or getattr(m, "type", "user"),
+                                                 "content": getattr(m, "content", str(m))} for m in messages]
+        job = (yield self._call("POST", "messages", json={"thread_id": thread_id, "messages": items})).json()
+        waited = 0.0
+        while True:
+            state = (yield _Call("GET", job["status_url"])).json()
+            if state["status"] == "done":
+                return LearnReport(state.get("report") or {})
+            if state["status"] == "failed":
+                raise RemoteUnavailable(f"extraction failed on the server: {state.get('error')}")
+            if waited >= timeout:
+                raise RemoteUnavailable(f"extraction job {job['job_id']} not done after {timeout:.0f} s")
+            yield _Pause(poll)
+            waited += poll
+
+
+class _MemoryOps:
+    """Operations on a whole user or tenant (admin keys for every agent)."""
+
+    def forget_user(self, tenant: str, user: str) -> Op:
+        """Forget every row of the user (the tenant is the key's)."""
+        return _receipt((yield _Call("DELETE", f"/v1/users/{quote(user, safe='')}")).json())
+
+    def users(self) -> Op:
+        """Users of the key's tenant that the key may act for."""
+        return (yield _Call("GET", "/v1/users")).json()
+
+    def export(self, user: str) -> Op:
+        """The user's memory as export records (the JSONL ``archivist export`` writes)."""
+        import json
+
+        response = yield _Call("GET", f"/v1/users/{quote(user, safe='')}/export")
+        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+# -- runners ---------------------------------------------------------------------------------
+
+class _Transport:
+    """Retries and error mapping shared by both runners."""
+
+    def __init__(self, base_url: str, api_key: str, *, retries: int, backoff: float, project: str | None) -> None:
+        if not isinstance(api_key, str) or not api_key:
+            raise InvalidInput("RemoteMemory needs an API key (archivist keys create …)")
+        self.base_url, self.retries, self.backoff = base_url.rstrip("/"), retries, backoff
+        self.headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json, application/problem+json"}
+        if project:
+            self.headers["X-Project"] = project
+
+    def request_kwargs(self, call: _Call) -> dict[str, Any]:
+        headers = dict(self.headers)
+        if call.agent:
+            headers["X-Agent"] = call.agent
+        if call.project:
+            headers["X-Project"] = call.project
+        params = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in (call.params or {}).items()}
+        return {"method": call.method, "url": call.path, "json": call.json, "params": params, "headers": headers}
+
+    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+        after = response.headers.get("Retry-After") if response is not None else None
+        if after and after.strip().isdigit():
+            return min(float(after), 30.0)
+        return self.backoff * (2 ** attempt) * (0.5 + random.random() / 2)
+
+    def retryable(self, call: _Call, attempt: int, response: httpx.Response | None) -> bool:
+        if attempt >= self.retries:
+            return False
+        if response is None:  # the connection failed: only a read is safe to send again
+            return call.method in _IDEMPOTENT
+        return response.status_code in _RETRY_STATUSES
+
+    @staticmethod
+    def result(response: httpx.Response) -> httpx.Response:
+        if response.status_code >= 400:
+            raise error_from(response)
+        return response
+
+
+def _run_sync(client: httpx.Client, transport: _Transport, op: Op) -> Any:
+    def send(call: _Call) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = client.request(**transport.request_kwargs(call))
+            except httpx.TransportError as exc:
+                if not transport.retryable(call, attempt, None):
+                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from exc
+                response = None
+            if response is not None and not transport.retryable(call, attempt, response):
+                return transport.result(response)
+            time.sleep(transport.delay(attempt, response))
+            attempt += 1
+
+    try:
+        step = next(op)
+        while True:
+            if isinstance(step, _Pause):
+                time.sleep(step.seconds)
+                step = op.send(None)
+            else:
+                step = op.send(send(step))
+    except StopIteration as done:
+        return done.value
+
+
+async def _run_async(client: httpx.AsyncClient, transport: _Transport, op: Op) -> Any:
+    async def send(call: _Call) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = await client.request(**transport.request_kwargs(call))
+            except httpx.TransportError as exc:
+                if not transport.retryable(call, attempt, None):
+                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from exc
+                response = None
+            if response is not None and not transport.retryable(call, attempt, response):
+                return transport.result(response)
+            await asyncio.sleep(transport.delay(attempt, response))
+            attempt += 1
+
+    try:
+        step = next(op)
+        while True:
+            if isinstance(step, _Pause):
+                await asyncio.sleep(step.seconds)
+                step = op.send(None)
+            else:
+                step = op.send(await send(step))
+    except StopIteration as done:
+        return done.value
+
+
+def _bind(ops: type, runner: Callable[[Any, Op], Any], *, is_async: bool) -> Callable[[type], type]:
+    """A class decorator: every public operation of ``ops`` becomes a method that runs it
+    (same name, signature and docstring)."""
+
+    def decorate(cls: type) -> type:
+        for name, fn in inspect.getmembers(ops, inspect.isfunction):
+            if name.startswith("_") or name in cls.__dict__:
+                continue
+
+            def make(fn: Callable[..., Op]) -> Callable[..., Any]:
+                if is_async:
+                    @functools.wraps(fn)
+                    async def method(self, *args: Any, **kwargs: Any) -> Any:
+                        return await runner(self, fn(self._ops, *args, **kwargs))
+                else:
+                    @functools.wraps(fn)
+                    def method(self, *args: Any, **kwargs: Any) -> Any:
+                        return runner(self, fn(self._ops, *args, **kwargs))
+                return method
+
+            setattr(cls, name, make(fn))
+        return cls
+
+    return decorate
+
+
+class _Remote:
+    _ops = _MemoryOps()
+
+    def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
+                 retries: int = 3, backoff: float = 0.25) -> None:
+        self.transport = _Transport(base_url, api_key, retries=retries, backoff=backoff, project=project)
+        self.tenant = tenant  # the key fixes the tenant; naming it lets scopes check what they ask for
+
+    def _check_scope(self, tenant: str) -> None:
+        if self.tenant is not None and tenant not in ("default", self.tenant):
+            raise InvalidInput(f"this API key acts for tenant {self.tenant!r}, not {tenant!r}")
+
+
+@_bind(_Ops, lambda scope, op: _run_sync(scope.remote.client, scope.remote.transport, op), is_async=False)
+class RemoteScope:
+    """A :class:`~archivist.memory.MemoryScope` over REST: the same calls and results."""
+
+    def __init__(self, remote: RemoteMemory, user: str, agent: str, project: str | None) -> None:
+        self.remote, self._ops = remote, _Ops(user, agent, project)
+
+
+@_bind(_Ops, lambda scope, op: _run_async(scope.remote.client, scope.remote.transport, op), is_async=True)
+class AsyncRemoteScope:
+    """:class:`RemoteScope` for asyncio: the same operations, awaited."""
+
+    def __init__(self, remote: AsyncRemoteMemory, user: str, agent: str, project: str | None) -> None:
+        self.remote, self._ops = remote, _Ops(user, agent, project)
+
+
+@_bind(_MemoryOps, lambda memory, op: _run_sync(memory.client, memory.transport, op), is_async=False)
+class RemoteMemory(_Remote):
+    """:class:`~archivist.Memory` over REST (blocking). ``tenant``: the key's tenant, if
+    you want scopes that name another refused here rather than by the server."""
+
+    def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.25,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key, tenant=tenant, project=project, retries=retries, backoff=backoff)
+        self.client = httpx.Client(base_url=self.transport.base_url, timeout=timeout, transport=transport)
+
+    def scope(self, tenant: str = "default", user: str = "", agent: str = "default",
+              project: str | None = None) -> RemoteScope:
+        self._check_scope(tenant)
+        return RemoteScope(self, user, agent, project)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> RemoteMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@_bind(_MemoryOps, lambda memory, op: _run_async(memory.client, memory.transport, op), is_async=True)
+class AsyncRemoteMemory(_Remote):
+    """:class:`RemoteMemory` for asyncio (``await scope.search(…)``)."""
+
+    def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.25,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key, tenant=tenant, project=project, retries=retries, backoff=backoff)
+        self.client = httpx.AsyncClient(base_url=self.transport.base_url, timeout=timeout, transport=transport)
+
+    def scope(self, tenant: str = "default", user: str = "", agent: str = "default",
+              project: str | None = None) -> AsyncRemoteScope:
+        self._check_scope(tenant)
+        return AsyncRemoteScope(self, user, agent, project)
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    async def __aenter__(self) -> AsyncRemoteMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+__all__ = ["AsyncRemoteMemory", "AsyncRemoteScope", "LearnReport", "RemoteMemory", "RemoteScope", "RemoteTrace",
+           "RemoteView", "error_from"]
