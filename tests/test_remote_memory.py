@@ -44,7 +44,26 @@ class Serving:
         self.thread.join(5)
 
 
-@pytest.fixture(params=["embedded", "remote"])
+class Awaiting:
+    """Runs an async client's coroutines on one event loop, so the behaviour tests below
+    read the same for it (every call still goes through ``AsyncRemoteMemory``)."""
+
+    def __init__(self, target, loop) -> None:
+        self._target, self._loop = target, loop
+
+    def __getattr__(self, name):
+        attr = getattr(self._target, name)
+
+        def call(*args, **kwargs):
+            result = attr(*args, **kwargs)
+            if asyncio.iscoroutine(result):
+                return self._loop.run_until_complete(result)
+            return Awaiting(result, self._loop)
+
+        return call
+
+
+@pytest.fixture(params=["embedded", "remote", "remote-async"])
 def memory(request, db_path, clock):
     """The same ``Memory``-shaped object, embedded or over REST (one line differs)."""
     mem = Memory.open(db_path, clock=clock)
@@ -53,9 +72,16 @@ def memory(request, db_path, clock):
     else:
         key = create_key(mem.store, tenant="acme", users=["*"], role="admin")[1]
         serving = Serving(create_app(mem))
-        remote = RemoteMemory(serving.url, api_key=key, tenant="acme")
-        yield remote
-        remote.close()
+        if request.param == "remote":
+            remote = RemoteMemory(serving.url, api_key=key, tenant="acme")
+            yield remote
+            remote.close()
+        else:
+            loop = asyncio.new_event_loop()
+            remote = AsyncRemoteMemory(serving.url, api_key=key, tenant="acme")
+            yield Awaiting(remote, loop)
+            loop.run_until_complete(remote.close())
+            loop.close()
         serving.stop()
     mem.close()
 
