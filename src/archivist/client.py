@@ -431,16 +431,23 @@ def _bind(ops: type, runner: Callable[[Any, Op], Any], *, is_async: bool) -> Cal
 
 
 class _Remote:
+    """What both clients share; subclasses name their httpx client and scope types."""
+
     _ops = _MemoryOps()
+    _client_type: type
+    _scope_type: type
 
     def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
-                 retries: int = 3, backoff: float = 0.25) -> None:
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.25, transport: Any = None) -> None:
         self.transport = _Transport(base_url, api_key, retries=retries, backoff=backoff, project=project)
         self.tenant = tenant  # the key fixes the tenant; naming it lets scopes check what they ask for
+        self.client = self._client_type(base_url=self.transport.base_url, timeout=timeout, transport=transport)
 
-    def _check_scope(self, tenant: str) -> None:
+    def scope(self, tenant: str = "default", user: str = "", agent: str = "default", project: str | None = None):
+        """A scope of the key's tenant (``tenant`` is checked when the client was told it)."""
         if self.tenant is not None and tenant not in ("default", self.tenant):
             raise InvalidInput(f"this API key acts for tenant {self.tenant!r}, not {tenant!r}")
+        return self._scope_type(self, user, agent, project)
 
 
 @_bind(_Ops, lambda scope, op: _run_sync(scope.remote.client, scope.remote.transport, op), is_async=False)
@@ -462,18 +469,10 @@ class AsyncRemoteScope:
 @_bind(_MemoryOps, lambda memory, op: _run_sync(memory.client, memory.transport, op), is_async=False)
 class RemoteMemory(_Remote):
     """:class:`~archivist.Memory` over REST (blocking). ``tenant``: the key's tenant, if
-    you want scopes that name another refused here rather than by the server."""
+    you want scopes that name another refused here rather than by the server;
+    ``transport``: an ``httpx.BaseTransport``."""
 
-    def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
-                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.25,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        super().__init__(base_url, api_key, tenant=tenant, project=project, retries=retries, backoff=backoff)
-        self.client = httpx.Client(base_url=self.transport.base_url, timeout=timeout, transport=transport)
-
-    def scope(self, tenant: str = "default", user: str = "", agent: str = "default",
-              project: str | None = None) -> RemoteScope:
-        self._check_scope(tenant)
-        return RemoteScope(self, user, agent, project)
+    _client_type, _scope_type = httpx.Client, RemoteScope
 
     def close(self) -> None:
         self.client.close()
@@ -489,16 +488,7 @@ class RemoteMemory(_Remote):
 class AsyncRemoteMemory(_Remote):
     """:class:`RemoteMemory` for asyncio (``await scope.search(…)``)."""
 
-    def __init__(self, base_url: str, api_key: str, *, tenant: str | None = None, project: str | None = None,
-                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.25,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
-        super().__init__(base_url, api_key, tenant=tenant, project=project, retries=retries, backoff=backoff)
-        self.client = httpx.AsyncClient(base_url=self.transport.base_url, timeout=timeout, transport=transport)
-
-    def scope(self, tenant: str = "default", user: str = "", agent: str = "default",
-              project: str | None = None) -> AsyncRemoteScope:
-        self._check_scope(tenant)
-        return AsyncRemoteScope(self, user, agent, project)
+    _client_type, _scope_type = httpx.AsyncClient, AsyncRemoteScope
 
     async def close(self) -> None:
         await self.client.aclose()
