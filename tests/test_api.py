@@ -11,7 +11,7 @@ import uvicorn  # noqa: E402
 
 from archivist import Memory  # noqa: E402
 from archivist.server.app import create_app  # noqa: E402
-from archivist.server.keys import create_key  # noqa: E402
+from archivist.server.keys import create_key, hash_key  # noqa: E402
 
 
 @pytest.fixture
@@ -353,3 +353,35 @@ def test_an_agent_limited_key_does_not_change_the_profile_every_agent_sees(serve
     assert job["status"] == "done" and job["report"]["saved"], job
     view = mem.scope("acme", "carol").context("who am I", budget=2000, persist=False)
     assert "Zebulon" not in "\n".join(m["content"] for m in view.to_messages())
+
+
+def test_who_am_i_tells_the_key_its_role_and_the_search_modes_never_the_secret(server):
+    """Issue 21 #6: the inspector learns the key's role (to hide write actions from a reader)
+    and whether search by meaning is on."""
+    c, keys, mem = server
+    limited = create_key(mem.store, tenant="acme", users=["bob", "carol"], agents=["bot1"], role="writer")[1]
+    cases = (("reader", keys["reader"], ["alice"], ["*"]), ("writer", keys["alice"], ["alice"], ["*"]),
+             ("admin", keys["admin"], ["*"], ["*"]), ("writer", limited, ["bob", "carol"], ["bot1"]))
+    for role, key, users, agents in cases:
+        r = c.get("/v1/me", headers=h(key))
+        assert r.status_code == 200, r.text
+        assert r.json() == {"tenant": "acme", "role": role, "users": users, "agents": agents, "project": None,
+                            "search_modes": ["keyword"]}
+        assert key not in r.text and hash_key(key) not in r.text and key[3:12] not in r.text
+    assert c.get("/v1/me", headers={**h(keys["admin"]), "X-Project": "apollo"}).json()["project"] == "apollo"
+    assert c.get("/v1/me", headers=h(keys["other"])).json()["tenant"] == "globex"
+    for headers in ({}, h("ak_not-a-key")):
+        r = c.get("/v1/me", headers=headers)
+        assert r.status_code == 401 and r.headers["content-type"] == "application/problem+json"
+        assert r.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_who_am_i_offers_vector_and_hybrid_with_an_embedder(db_path, clock):
+    from fastapi.testclient import TestClient
+
+    from archivist.testing.embedders import HashEmbedder
+
+    with Memory.open(db_path, clock=clock, embedder=HashEmbedder()) as mem:
+        key = create_key(mem.store, tenant="acme", users=["*"], role="reader")[1]
+        me = TestClient(create_app(mem)).get("/v1/me", headers=h(key)).json()
+        assert me["role"] == "reader" and me["search_modes"] == ["keyword", "vector", "hybrid"]

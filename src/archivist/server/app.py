@@ -456,6 +456,13 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         """Users of the key's tenant that the key may act for."""
         return [u for u in memory.store.users(p.tenant) if "*" in p.users or u in p.users]
 
+    @app.get("/v1/me", tags=["admin"], operation_id="whoAmI")
+    def who_am_i(p: Caller) -> S.WhoAmI:
+        """The key in use: its tenant, role, users and agents (never the secret), and the
+        search modes this server offers (keyword only without an embedder)."""
+        return {"tenant": p.tenant, "role": p.role, "users": list(p.users), "agents": list(p.agents),
+                "project": p.project, "search_modes": search_modes()}
+
     @app.get("/v1/users/{user}/traces", tags=["context"], operation_id="listTraces")
     def traces(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
                limit: Annotated[int, Query(ge=1, le=200)] = 20,
@@ -496,10 +503,12 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     def health() -> S.Health:
         return {"status": "ok"}
 
+    def search_modes() -> list[str]:
+        return ["keyword", "vector", "hybrid"] if getattr(memory, "embedder", None) else ["keyword"]
+
     def document() -> dict:
         if app.openapi_schema is None:
-            modes = ["keyword", "vector", "hybrid"] if getattr(memory, "embedder", None) else ["keyword"]
-            app.openapi_schema = complete(FastAPI.openapi(app), search_modes=modes)
+            app.openapi_schema = complete(FastAPI.openapi(app), search_modes=search_modes())
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]

@@ -204,5 +204,19 @@ class Review(Out):
     stale: list[StaleFact] = Field(description="Facts to re-confirm, most overdue first.")
 
 
+class WhoAmI(Out):
+    """What the key in use may do, and what this server offers: never the secret or its hash."""
+
+    tenant: str = Field(description="The tenant the key belongs to.")
+    role: Literal["reader", "writer", "admin"] = Field(
+        description="reader: read, search, context; writer: also write, confirm, forget facts, ingest; "
+                    "admin: also forget a whole user, export.")
+    users: list[str] = Field(description="The users the key may act for ('*': any).")
+    agents: list[str] = Field(description="The agents the key may act for ('*': any).")
+    project: str | None = Field(description="The project named by this request's X-Project header, if any.")
+    search_modes: list[Literal["keyword", "vector", "hybrid"]] = Field(
+        description="The search modes this server accepts: keyword only without an embedder.")
+
+
 class Health(Out):
     status: Literal["ok"]
