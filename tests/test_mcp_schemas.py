@@ -240,8 +240,8 @@ REFUSED = [
     ("remember", {"content": "x" * 1001}, "(got text of 1,001 characters)"),
     ("remember", {"content": "I like tea. " * 200_000}, "(got text of 2,400,000 characters)"),  # 2.4 MB
     ("remember", {"content": "\u200b\u200c"}, "content must contain a visible character"),
-    ("remember", {"content": "I like tea", "key": "bad key!"}, "invalid_key"),
-    ("remember", {"content": "I like tea", "key": "k" * 81}, "key must be text of 1 to 80 characters, or null"),
+    ("remember", {"content": "I like tea", "key": "bad key!"}, "letters, digits and _ . : - only"),
+    ("remember", {"content": "I like tea", "key": "k" * 81}, "key must be text of 1 to 80 characters of letters, digits and _ . : - only, or null"),
     ("remember", {"content": "I like tea", "key": "twilio:7c1e9a0b3f5d2e4c6a8b"}, "holds no value"),
     ("remember", {"content": "I like tea", "user": "bob"}, "takes no argument 'user'"),
     ("remember", {"content": "I like tea", "confidence": 1.0}, "takes no argument 'confidence'"),

@@ -21,13 +21,15 @@ key: a scope naming another tenant is refused before anything is sent.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import functools
 import inspect
 import random
+import re
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
@@ -50,10 +52,10 @@ from .errors import (
     WriteRejected,
 )
 from .lifecycle.transfer import fact_from_dict
-from .model import Category, Fact, ForgetReceipt, Preference, SearchHit
+from .model import Category, Fact, ForgetReceipt, Identity, Preference, SearchHit
 
-_RETRY_STATUSES = (429, 503)
-_IDEMPOTENT = ("GET", "PUT", "DELETE", "HEAD", "OPTIONS")
+_RETRY_STATUSES = (429, 503)  # the server did nothing: safe to send again, whatever the method
+_SAFE = ("GET", "HEAD", "OPTIONS")  # may be sent again after a lost answer (a write might be done twice)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class _Call:
     params: dict[str, Any] | None = None
     agent: str | None = None
     project: str | None = None
+    tenant: str | None = None  # the tenant the caller named; checked against the key's before sending
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,13 @@ def _time_text(value: datetime | str | None) -> str | None:
 
 # -- errors --------------------------------------------------------------------------------
 
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1  # -1: the server did not say
+
+
 _BY_TITLE: dict[str, Callable[[str], ArchivistError]] = {
     "invalid content": InvalidCandidate,
     "invalid budget": InvalidBudget,
-    "over budget": BudgetExceeded,
     "invalid request": InvalidInput,
     "invalid input": InvalidInput,
     "invalid JSON": InvalidInput,
@@ -155,13 +161,24 @@ def error_from(response: httpx.Response) -> ArchivistError:
         return AccessDenied(detail, status=status)
     if status == 404:
         return TraceNotFound(detail) if "/traces/" in response.request.url.path else FactNotFound(detail)
+    if 300 <= status < 400:
+        return RemoteUnavailable(f"the server redirected ({status}) to {response.headers.get('location')!r}; "
+                                 "give RemoteMemory the final address")
     if status == 409:
-        return StaleWrite(detail, expected=-1, current=-1) if title == "stale write" else StoreConflict(detail)
+        if title == "stale write":
+            return StaleWrite(detail, expected=_int(body.get("expected")), current=_int(body.get("current")))
+        return StoreConflict(detail)
     if status == 503:
         return StoreLocked(detail)
     if title == "rejected by the write gate":
         code, _, reason = detail.partition(": ")
-        return WriteRejected(code, reason or detail)
+        return WriteRejected(str(body.get("code") or code), reason or detail)
+    if title == "over budget":
+        return BudgetExceeded(detail, needed=_int(body.get("needed")), budget=_int(body.get("budget")))
+    errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+    if title == "invalid request" and errors and all(isinstance(e, dict) and e.get("field") == "content"
+                                                     for e in errors):
+        return InvalidCandidate(detail)  # as the library says of content it cannot store
     if title in _BY_TITLE:
         return _BY_TITLE[title](detail)
     if 400 <= status < 500:
@@ -174,16 +191,30 @@ def error_from(response: httpx.Response) -> ArchivistError:
 class _Ops:
     """Every operation of a scope as a generator of calls (see the module docstring)."""
 
-    def __init__(self, user: str, agent: str, project: str | None) -> None:
+    def __init__(self, tenant: str, user: str, agent: str, project: str | None) -> None:
         if not isinstance(user, str) or not user:
             raise InvalidInput("a scope needs a user id")
-        self.user, self.agent, self.project = user, agent, project
+        Identity(tenant, user, agent, project)  # the library's naming rule, checked before anything is sent
+        for name, value in (("agent", agent), ("project", project)):
+            if value is not None and not value.isascii():
+                raise InvalidInput(f"the {name} name {value!r} is not ASCII: over REST it travels in a header "
+                                   "(X-Agent / X-Project), which carries ASCII names only")
+        self.tenant, self.user, self.agent, self.project = tenant, user, agent, project
 
     def _path(self, *parts: str) -> str:
         return "/v1/users/" + "/".join(quote(p, safe="") for p in (self.user, *parts))
 
     def _call(self, method: str, *parts: str, **kwargs: Any) -> _Call:
-        return _Call(method, self._path(*parts), agent=self.agent, project=self.project, **kwargs)
+        return _Call(method, self._path(*parts), agent=self.agent, project=self.project, tenant=self.tenant,
+                     **kwargs)
+
+    @staticmethod
+    def _id(value: Any, missing: type[ArchivistError] = FactNotFound) -> str:
+        """An id as one path segment: '.', '..' or '' would change the path itself (httpx
+        resolves them), so they are refused as the library refuses an unknown id."""
+        if not isinstance(value, str) or value in ("", ".", ".."):
+            raise missing(f"no such id {value!r} in this scope")
+        return value
 
     def remember_with_outcome(self, content: str, *, category: str | Category = Category.CONTEXT, key: str | None = None,
                               confidence: float = 1.0, kind: str = "fact",
@@ -234,18 +265,22 @@ class _Ops:
         return out
 
     def get(self, fact_id: str) -> Op:
-        return fact_from_dict((yield self._call("GET", "facts", fact_id)).json())
+        return fact_from_dict((yield self._call("GET", "facts", self._id(fact_id))).json())
 
     def history(self, fact_id: str) -> Op:
-        """Every version of a fact, oldest first."""
-        return [fact_from_dict(f) for f in (yield self._call("GET", "facts", fact_id, "versions")).json()]
+        """Every version of a fact, oldest first (none for an unknown id, as in the library)."""
+        try:
+            versions = (yield self._call("GET", "facts", self._id(fact_id), "versions")).json()
+        except FactNotFound:
+            return []
+        return [fact_from_dict(f) for f in versions]
 
     def confirm(self, fact_id: str) -> Op:
-        return fact_from_dict((yield self._call("POST", "facts", fact_id, "confirm")).json())
+        return fact_from_dict((yield self._call("POST", "facts", self._id(fact_id), "confirm")).json())
 
     def forget(self, fact_id: str, *, all_versions: bool = False) -> Op:
         """Forget a fact everywhere; the receipt counts what was removed."""
-        response = yield self._call("DELETE", "facts", fact_id, params={"all_versions": all_versions})
+        response = yield self._call("DELETE", "facts", self._id(fact_id), params={"all_versions": all_versions})
         return _receipt(response.json())
 
     def preferences(self) -> Op:
@@ -256,19 +291,18 @@ class _Ops:
                        expires_at: datetime | str | None = None) -> Op:
         """Set a preference every agent of the user sees (``based_on``: the version it replaces)."""
         body = {"value": value, "based_on": based_on, **({"expires_at": _time_text(expires_at)} if expires_at else {})}
-        yield self._call("PUT", "preferences", key, json=body)
-        listed = (yield self._call("GET", "preferences")).json()
-        return next(_preference(p) for p in listed if p["key"] == key)
+        return _preference((yield self._call("PUT", "preferences", self._id(key, InvalidInput), json=body)).json())
 
     def trace(self, trace_id: str) -> Op:
-        return (yield self._call("GET", "traces", trace_id)).json()
+        return (yield self._call("GET", "traces", self._id(trace_id, TraceNotFound))).json()
 
     def traces(self, limit: int = 20, *, thread_id: str | None = None) -> Op:
         params = {"limit": limit, **({"thread_id": thread_id} if thread_id else {})}
         return (yield self._call("GET", "traces", params=params)).json()
 
     def why(self, trace_id: str, subject: str) -> Op:
-        return (yield self._call("GET", "traces", trace_id, "why", params={"subject": subject})).json()["answer"]
+        return (yield self._call("GET", "traces", self._id(trace_id, TraceNotFound), "why",
+                                 params={"subject": subject})).json()["answer"]
 
     def learn(self, messages: Sequence[Any], *, thread_id: str = "default", poll: float = 0.2,
               timeout: float = 120.0) -> Op:
@@ -293,7 +327,12 @@ class _MemoryOps:
     """Operations on a whole user or tenant (admin keys for every agent)."""
 
     def forget_user(self, tenant: str, user: str) -> Op:
-        """Forget every row of the user (the tenant is the key's)."""
+        """Forget every row of the user. ``tenant`` must be the key's own: it is checked
+        with the server before anything is deleted."""
+        Identity(tenant, user, "default")
+        key_tenant = (yield _Call("GET", "/v1/me")).json()["tenant"]
+        if tenant != key_tenant:
+            raise InvalidInput(f"this API key acts for tenant {key_tenant!r}, not {tenant!r}; nothing was forgotten")
         return _receipt((yield _Call("DELETE", f"/v1/users/{quote(user, safe='')}")).json())
 
     def users(self) -> Op:
@@ -304,6 +343,7 @@ class _MemoryOps:
         """The user's memory as export records (the JSONL ``archivist export`` writes)."""
         import json
 
+        Identity("default", user, "default")
         response = yield _Call("GET", f"/v1/users/{quote(user, safe='')}/export")
         return [json.loads(line) for line in response.text.splitlines() if line.strip()]
 
@@ -316,7 +356,16 @@ class _Transport:
     def __init__(self, base_url: str, api_key: str, *, retries: int, backoff: float, project: str | None) -> None:
         if not isinstance(api_key, str) or not api_key:
             raise InvalidInput("RemoteMemory needs an API key (archivist keys create …)")
+        if not api_key.isascii() or not api_key.isprintable() or " " in api_key:
+            raise InvalidInput("an API key is printable ASCII without spaces (as `archivist keys create` prints it)")
+        try:
+            url = httpx.URL(base_url)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise InvalidInput(f"not a server address: {base_url!r}") from exc
+        if url.scheme not in ("http", "https") or not url.host:
+            raise InvalidInput(f"not a server address: {base_url!r} (http://host:port or https://…)")
         self.base_url, self.retries, self.backoff = base_url.rstrip("/"), retries, backoff
+        self.key_tenant: str | None = None  # learnt from GET /v1/me when a scope names a tenant
         self.headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json, application/problem+json"}
         if project:
             self.headers["X-Project"] = project
@@ -331,39 +380,73 @@ class _Transport:
         return {"method": call.method, "url": call.path, "json": call.json, "params": params, "headers": headers}
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
-        after = response.headers.get("Retry-After") if response is not None else None
-        if after and after.strip().isdigit():
+        """``Retry-After`` (seconds or an HTTP date, at most 30 s), else exponential backoff."""
+        after = (response.headers.get("Retry-After") or "").strip() if response is not None else ""
+        if re.fullmatch(r"[0-9]{1,6}", after):
             return min(float(after), 30.0)
+        if after:
+            try:
+                when = email.utils.parsedate_to_datetime(after)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None and when.tzinfo is not None:
+                return min(max((when - datetime.now(timezone.utc)).total_seconds(), 0.0), 30.0)
         return self.backoff * (2 ** attempt) * (0.5 + random.random() / 2)
 
     def retryable(self, call: _Call, attempt: int, response: httpx.Response | None) -> bool:
         if attempt >= self.retries:
             return False
         if response is None:  # the connection failed: only a read is safe to send again
-            return call.method in _IDEMPOTENT
+            return call.method in _SAFE
         return response.status_code in _RETRY_STATUSES
+
+    def tenant_check(self, call: _Call) -> _Call | None:
+        """The call that learns the key's tenant, when a scope named one not yet checked."""
+        if call.tenant in (None, "default") or self.key_tenant is not None:
+            return None
+        return _Call("GET", "/v1/me")
+
+    def check_tenant(self, call: _Call) -> None:
+        if call.tenant not in (None, "default") and self.key_tenant is not None and call.tenant != self.key_tenant:
+            raise InvalidInput(f"this API key acts for tenant {self.key_tenant!r}, not {call.tenant!r}; "
+                               "nothing was sent")
 
     @staticmethod
     def result(response: httpx.Response) -> httpx.Response:
-        if response.status_code >= 400:
+        if response.status_code >= 300:
             raise error_from(response)
         return response
 
 
+def _unexpected(exc: Exception) -> RemoteUnavailable:
+    """An answer the client cannot read (a proxy's page, a wrong shape, a broken encoding)."""
+    return RemoteUnavailable(f"the server's answer could not be read ({type(exc).__name__}: {str(exc)[:200]})")
+
+
+_UNREADABLE = (ValueError, KeyError, TypeError, IndexError, AttributeError, httpx.HTTPError)
+
+
 def _run_sync(client: httpx.Client, transport: _Transport, op: Op) -> Any:
-    def send(call: _Call) -> httpx.Response:
+    def exchange(call: _Call) -> httpx.Response:
         attempt = 0
         while True:
             try:
                 response = client.request(**transport.request_kwargs(call))
             except httpx.TransportError as exc:
                 if not transport.retryable(call, attempt, None):
-                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from exc
+                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from None
                 response = None
             if response is not None and not transport.retryable(call, attempt, response):
                 return transport.result(response)
             time.sleep(transport.delay(attempt, response))
             attempt += 1
+
+    def send(call: _Call) -> httpx.Response:
+        first = transport.tenant_check(call)
+        if first is not None:
+            transport.key_tenant = exchange(first).json()["tenant"]
+        transport.check_tenant(call)
+        return exchange(call)
 
     try:
         step = next(op)
@@ -372,25 +455,41 @@ def _run_sync(client: httpx.Client, transport: _Transport, op: Op) -> Any:
                 time.sleep(step.seconds)
                 step = op.send(None)
             else:
-                step = op.send(send(step))
+                try:
+                    answer = send(step)
+                except ArchivistError as exc:  # the operation may handle it (history of an unknown id)
+                    step = op.throw(exc)
+                else:
+                    step = op.send(answer)
     except StopIteration as done:
         return done.value
+    except ArchivistError:
+        raise
+    except _UNREADABLE as exc:
+        raise _unexpected(exc) from None
 
 
 async def _run_async(client: httpx.AsyncClient, transport: _Transport, op: Op) -> Any:
-    async def send(call: _Call) -> httpx.Response:
+    async def exchange(call: _Call) -> httpx.Response:
         attempt = 0
         while True:
             try:
                 response = await client.request(**transport.request_kwargs(call))
             except httpx.TransportError as exc:
                 if not transport.retryable(call, attempt, None):
-                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from exc
+                    raise RemoteUnavailable(f"{call.method} {call.path}: {exc}") from None
                 response = None
             if response is not None and not transport.retryable(call, attempt, response):
                 return transport.result(response)
             await asyncio.sleep(transport.delay(attempt, response))
             attempt += 1
+
+    async def send(call: _Call) -> httpx.Response:
+        first = transport.tenant_check(call)
+        if first is not None:
+            transport.key_tenant = (await exchange(first)).json()["tenant"]
+        transport.check_tenant(call)
+        return await exchange(call)
 
     try:
         step = next(op)
@@ -399,9 +498,18 @@ async def _run_async(client: httpx.AsyncClient, transport: _Transport, op: Op) -
                 await asyncio.sleep(step.seconds)
                 step = op.send(None)
             else:
-                step = op.send(await send(step))
+                try:
+                    answer = await send(step)
+                except ArchivistError as exc:
+                    step = op.throw(exc)
+                else:
+                    step = op.send(answer)
     except StopIteration as done:
         return done.value
+    except ArchivistError:
+        raise
+    except _UNREADABLE as exc:
+        raise _unexpected(exc) from None
 
 
 def _bind(ops: type, runner: Callable[[Any, Op], Any], *, is_async: bool) -> Callable[[type], type]:
@@ -447,23 +555,23 @@ class _Remote:
         """A scope of the key's tenant (``tenant`` is checked when the client was told it)."""
         if self.tenant is not None and tenant not in ("default", self.tenant):
             raise InvalidInput(f"this API key acts for tenant {self.tenant!r}, not {tenant!r}")
-        return self._scope_type(self, user, agent, project)
+        return self._scope_type(self, tenant, user, agent, project)
 
 
 @_bind(_Ops, lambda scope, op: _run_sync(scope.remote.client, scope.remote.transport, op), is_async=False)
 class RemoteScope:
     """A :class:`~archivist.memory.MemoryScope` over REST: the same calls and results."""
 
-    def __init__(self, remote: RemoteMemory, user: str, agent: str, project: str | None) -> None:
-        self.remote, self._ops = remote, _Ops(user, agent, project)
+    def __init__(self, remote: RemoteMemory, tenant: str, user: str, agent: str, project: str | None) -> None:
+        self.remote, self._ops = remote, _Ops(remote.tenant or tenant, user, agent, project)
 
 
 @_bind(_Ops, lambda scope, op: _run_async(scope.remote.client, scope.remote.transport, op), is_async=True)
 class AsyncRemoteScope:
     """:class:`RemoteScope` for asyncio: the same operations, awaited."""
 
-    def __init__(self, remote: AsyncRemoteMemory, user: str, agent: str, project: str | None) -> None:
-        self.remote, self._ops = remote, _Ops(user, agent, project)
+    def __init__(self, remote: AsyncRemoteMemory, tenant: str, user: str, agent: str, project: str | None) -> None:
+        self.remote, self._ops = remote, _Ops(remote.tenant or tenant, user, agent, project)
 
 
 @_bind(_MemoryOps, lambda memory, op: _run_sync(memory.client, memory.transport, op), is_async=False)

@@ -47,6 +47,7 @@ IDENTITY_ARGUMENTS = ("tenant", "user", "user_id", "agent", "project")
 #: text made only of invisible characters, such as zero-width spaces)
 VISIBLE = r"\S"
 
+KEY_CHARS = r"^[\w.:-]+$"  # the write gate's rule for a key
 QueryText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS, pattern=VISIBLE)]
 CategoryName = Literal[tuple(c.value for c in Category)]  # type: ignore[valid-type]
 CATEGORY_HELP = {
@@ -165,7 +166,9 @@ def _kind(schema: dict[str, Any]) -> str:
     if schema.get("type") == "string":
         lo, hi = schema.get("minLength"), schema.get("maxLength")
         size = f" of {lo} to {hi:,} characters" if lo and hi else f" of at most {hi:,} characters" if hi else ""
-        return f"text{size}" + (" with a visible character" if schema.get("pattern") == VISIBLE else "")
+        shape = " with a visible character" if schema.get("pattern") == VISIBLE else \
+            " of letters, digits and _ . : - only" if schema.get("pattern") == KEY_CHARS else ""
+        return f"text{size}{shape}"
     return str(schema.get("type", "a value"))
 
 
@@ -305,7 +308,8 @@ def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str 
             description="What kind of fact: " + "; ".join(f"{c.value}: {CATEGORY_HELP.get(c.value, c.value)}"
                                                           for c in Category) + ".")]
         = "context",
-        key: Annotated[Annotated[str, StringConstraints(min_length=1, max_length=governance.max_key_chars)] | None,
+        key: Annotated[Annotated[str, StringConstraints(min_length=1, max_length=governance.max_key_chars,
+                                                        pattern=KEY_CHARS)] | None,
                        Field(description="Optional attribute name for a single-valued fact (for example "
                                          "'home_city', 'response_language'): a new value under the same key "
                                          "replaces the old one. Letters, digits and _ . : - only, at most "

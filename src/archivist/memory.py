@@ -276,8 +276,15 @@ class Memory:
         return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
 
     def close(self) -> None:
-        self.closed = True  # background workers over this memory (a store's TTL sweeper) stop
+        self.closed = True
+        for callback in getattr(self, "_when_closed", ()):  # background workers over this memory stop
+            callback()
         self.store.close()
+
+    def when_closed(self, callback: Any) -> None:
+        """Run ``callback()`` when :meth:`close` is called (a LangGraph store's TTL sweeper
+        stops); callbacks must be quick and must not raise."""
+        self.__dict__.setdefault("_when_closed", []).append(callback)
 
     @property
     def closed(self) -> bool:

@@ -40,6 +40,7 @@ import re
 import threading
 import weakref
 from collections import Counter
+from datetime import datetime, timezone
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -77,14 +78,39 @@ _TTL_KEYS = {"default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_e
 
 
 def _strings(value: Any) -> list[str]:
-    """Every string in a stored value (keys included), each screened on its own."""
+    """The texts of a stored value the content policy reads: every string and number, every
+    key, and each key with its scalar value as one line ("password: Tr0ub4dor&3",
+    "credit card: 4111…") — a field name is what says a value is a secret."""
     if isinstance(value, str):
         return [value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
     if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
+        out: list[str] = []
+        for k, v in value.items():
+            out += [str(k), *_strings(v)]
+            if isinstance(v, str) or (isinstance(v, int | float) and not isinstance(v, bool)):
+                out.append(f"{re.sub(r'[_-]+', ' ', str(k))}: {v}")
+        return out
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _strings(v)]
     return []
+
+
+def _encodable(texts: Iterable[str]) -> None:
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("text with a lone surrogate (not valid Unicode) cannot be stored") from None
+
+
+def _ttl_minutes(ttl: Any) -> None:
+    """Refuse a put's ttl that is not a finite, non-negative number of minutes (or None)."""
+    if ttl is None or ttl is NOT_PROVIDED:
+        return
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl < 0:
+        raise InvalidInput(f"ttl must be a non-negative number of minutes or None (got {ttl!r})")
 
 
 def _text(value: dict[str, Any]) -> str:
@@ -226,13 +252,16 @@ def _ttl_config(ttl: Any) -> TTLConfig | None:
 
 def _similarities(query: np.ndarray, matrix: np.ndarray, distance: str = "cosine") -> np.ndarray:
     """Higher is closer: cosine similarity, the inner product, or minus the L2 distance
-    (the scores LangGraph's stores report for each ``distance_type``)."""
+    (the scores LangGraph's stores report for each ``distance_type``), in float64; a
+    cosine is held to [-1, 1] so that an identical text scores exactly 1.0."""
+    query, matrix = query.astype(np.float64), matrix.astype(np.float64)
     if distance == "inner_product":
         return matrix @ query
     if distance == "l2":
         return -np.linalg.norm(matrix - query, axis=1)
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-    return np.divide(matrix @ query, norms, out=np.zeros(len(matrix)), where=norms > 0)
+    cosine = np.divide(matrix @ query, norms, out=np.zeros(len(matrix)), where=norms > 0)
+    return np.clip(np.round(cosine, 12), -1.0, 1.0)
 
 
 class ArchivistStore(BaseStore):
@@ -304,10 +333,14 @@ class ArchivistStore(BaseStore):
             done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
             return done
         minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
-        if not isinstance(minutes, int | float) or minutes <= 0:
-            raise InvalidInput("sweep_interval_minutes must be a positive number")
+        if isinstance(minutes, bool) or not isinstance(minutes, int | float) or not math.isfinite(minutes) \
+                or minutes <= 0 or minutes > 60 * 24 * 365:
+            raise InvalidInput("sweep_interval_minutes must be a positive number of minutes, at most a year")
         self._stop_sweeping.clear()
         stop, store = self._stop_sweeping, weakref.ref(self)  # a dropped store ends its sweeper
+        when_closed = getattr(self.memory, "when_closed", None)
+        if when_closed is not None:
+            when_closed(stop.set)  # closing the memory wakes the sweeper, which then ends
 
         def sweep_until_stopped() -> None:
             while not stop.wait(float(minutes) * 60):
@@ -353,13 +386,18 @@ class ArchivistStore(BaseStore):
                 if not isinstance(op.value, dict):
                     raise InvalidInput("a LangGraph store value must be a dict")
                 self._check_index(op.index)
-                problem = next((p for p in map(screen, [*op.namespace, op.key, *_strings(op.value)]) if p), None)
+                _ttl_minutes(op.ttl)
+                texts_read = [*op.namespace, str(op.key), *_strings(op.value)]
+                _encodable(texts_read)
+                problem = next((p for p in map(screen, texts_read) if p), None)
                 if problem:  # the same content policy as every memory write
                     raise WriteRejected(problem.code, problem.reason)
                 texts += [t for _, t in self._index_texts(op.value, op.index)]
             elif isinstance(op, SearchOp):
                 if op.namespace_prefix:
                     self._ns(op.namespace_prefix)
+                if isinstance(op.query, str):
+                    _encodable([op.query])
                 for key, value in (op.filter or {}).items():
                     if not isinstance(key, str) or not _FILTER_KEY.fullmatch(key):
                         raise InvalidInput(f"Invalid filter key {key!r}: a field name or dotted path "
@@ -392,9 +430,14 @@ class ArchivistStore(BaseStore):
         return pairs
 
     def _as_matrix(self, vectors: Any, rows: int) -> np.ndarray:
-        matrix = np.asarray(vectors, dtype=np.float32)
+        try:
+            matrix = np.asarray(vectors, dtype=np.float32)
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput(f"the embedder returned vectors of different lengths or not numbers ({exc})") from None
         if matrix.ndim != 2 or len(matrix) != rows:
             raise InvalidInput(f"the embedder returned {len(matrix)} vectors for {rows} texts")
+        if not np.isfinite(matrix).all():
+            raise InvalidInput("the embedder returned NaN or infinite values")
         dims = self.index_config.get("dims") if self.index_config else None
         if dims and matrix.shape[1] != dims:
             raise InvalidInput(f"the embedder returned {matrix.shape[1]} dimensions; index 'dims' says {dims}")
@@ -428,9 +471,11 @@ class ArchivistStore(BaseStore):
                             if self.embeddings is not None and op.index is not False else None
                         used += len(pairs)
                         ttl = op.ttl if op.ttl is not NOT_PROVIDED else (self.ttl_config or {}).get("default_ttl")
+                        if ttl is not None and ttl * 60 >= (datetime.max.replace(tzinfo=timezone.utc) - now).total_seconds():
+                            ttl = None  # beyond the year 9999: it never expires
                         store.graph_put(self.tenant, ns, op.namespace[0], op.key,
                                         json.dumps(op.value, ensure_ascii=False), now,
-                                        float(ttl) if isinstance(ttl, int | float) else None,
+                                        float(ttl) if ttl is not None else None,
                                         [] if op.index is False else vectors)
                     results.append(None)
                 elif isinstance(op, SearchOp):

@@ -105,12 +105,33 @@ _WORDED_NUMBER = re.compile(
     r"(?:is|was|是|为|:|：|=)\s*\d{3,}", re.I)
 
 
+# Latin look-alikes from Cyrillic and Greek ("pаssword" with a Cyrillic а reads as "password")
+_LOOKALIKES = str.maketrans("аеорсухіјѕкмтвнАЕОРСУХІЈЅКМТВНαοριτυνκεΑΒΕΗΙΚΜΝΟΡΤΥΧ",
+                            "aeopcyxijskmtbhAEOPCYXIJSKMTBHaopitunkeABEHIKMNOPTYX")
+
+
+def _skeleton(text: str) -> str:
+    """``text`` with combining marks dropped and Cyrillic/Greek look-alikes read as Latin."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn").translate(_LOOKALIKES)
+
+
 def find_secret(text: str) -> str | None:
     """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
     ``national_id``, ``payment_card``, ``token``), or ``None``. Digits are read with
     spaces, dots, dashes and slashes between them removed ("4716.5208.3917.2545",
-    "320502 19880316 2718")."""
+    "320502 19880316 2718"); the words that name a secret are also read through
+    look-alike letters and combining marks ("pаssword", "páśsword")."""
     t = unicodedata.normalize("NFKC", sanitize(text or ""))
+    found = _find_secret(t)
+    if found is None:
+        skeleton = _skeleton(t)
+        if skeleton != t:
+            found = _find_secret(skeleton)
+    return found
+
+
+def _find_secret(t: str) -> str | None:
     if _PRIVATE_KEY.search(t):
         return "private_key"
     if _PREFIXED.search(t):

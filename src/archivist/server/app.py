@@ -39,6 +39,7 @@ from ..errors import (
     TraceNotFound,
     WriteRejected,
 )
+from ..memory import MAX_QUERY_CHARS
 from ..model import Category, new_id
 from ..pipeline.governance import GovernanceConfig
 from . import links
@@ -49,6 +50,7 @@ from .keys import Principal, principal_for
 from .openapi import NDJSON, PROBLEM, complete
 
 MAX_CONTENT = GovernanceConfig().max_content_chars
+KEY_PATTERN = r"^[\w.:-]+$"  # the gate's rule (letters and digits of any script, _ . : -)
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
 NAME = r"^\w[\w.:@-]{0,127}$"  # Identity's rule; \w: letters and digits of any script, and the underscore
 
@@ -57,6 +59,11 @@ class ApiError(Exception):
     def __init__(self, status: int, title: str, detail: str) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail = status, title, detail
+
+
+def preference_out(x: Any) -> dict[str, Any]:
+    return {"key": x.key, "value": x.value, "version": x.version, "trusted": x.trusted,
+            "updated_at": x.updated_at.isoformat(), "expires_at": x.expires_at.isoformat() if x.expires_at else None}
 
 
 def problem(status: int, title: str, detail: str, instance: str = "", headers: dict[str, str] | None = None,
@@ -106,7 +113,9 @@ class RememberBody(Strict):
     content: str = Field(min_length=1, max_length=MAX_CONTENT,
                          description="The fact, in the user's words (control and invisible characters are dropped).")
     category: Category = Category.CONTEXT
-    key: str | None = Field(default=None, max_length=120)
+    key: str | None = Field(default=None, min_length=1, max_length=GovernanceConfig().max_key_chars,
+                            pattern=KEY_PATTERN,
+                            description="The attribute it sets (one live value per key): letters, digits and _ . : -")
     confidence: float = Field(default=1.0, ge=0, le=1)
     kind: Literal["fact", "inference", "heuristic"] = "fact"
     valid_until: Timestamp | None = Field(default=None, description="When it stops being true (UTC if no offset).")
@@ -124,13 +133,13 @@ class IngestBody(Strict):
 
 
 class SearchBody(Strict):
-    query: str = Field(max_length=10_000)
+    query: str = Field(max_length=MAX_QUERY_CHARS)
     k: int = Field(default=5, ge=1, le=100)
     mode: Literal["keyword", "vector", "hybrid"] | None = None
 
 
 class ContextBody(Strict):
-    query: str = Field(min_length=1, max_length=20_000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     budget: int = Field(default=4000, ge=100, le=2_000_000)
     reserve: int | None = Field(default=None, ge=0, le=1_000_000,
                                 description="Tokens left for the reply; default an eighth of the budget, at most 1000.")
@@ -267,7 +276,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     async def archivist_error(request: Request, exc: ArchivistError):
         for cls, status, title in _STATUS:
             if isinstance(exc, cls):
-                return problem(status, title, str(exc), request.url.path)
+                extra = {name: getattr(exc, name) for name in ("needed", "budget", "expected", "current", "code")
+                         if isinstance(getattr(exc, name, None), int | str)}  # for clients that rebuild the error
+                return problem(status, title, str(exc), request.url.path, **extra)
         return problem(500, "internal error", type(exc).__name__, request.url.path)
 
     @app.exception_handler(ValueError)
@@ -390,18 +401,16 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     # -- preferences --------------------------------------------------------------------
     @app.get("/v1/users/{user}/preferences", tags=["preferences"], operation_id="listPreferences")
     def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> list[S.Preference]:
-        return [{"key": x.key, "value": x.value, "version": x.version, "trusted": x.trusted,
-                 "updated_at": x.updated_at.isoformat(), "expires_at": x.expires_at.isoformat() if x.expires_at else None}
-                for x in scope_of(p, user, x_agent).preferences()]
+        return [preference_out(x) for x in scope_of(p, user, x_agent).preferences()]
 
     @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"], operation_id="setPreference")
     def set_preference(p: Caller, user: UserPath, key: Annotated[str, Path(pattern=NAME, max_length=80)],
-                       body: PreferenceBody, x_agent: AgentHeader = "default") -> S.PreferenceSet:
+                       body: PreferenceBody, x_agent: AgentHeader = "default") -> S.Preference:
         """Preferences are the user's, seen by every agent: a writer key for every agent only."""
         user_wide(p, user, "writer")
         pref = scope_of(p, user, x_agent, "writer").set_preference(key, body.value, based_on=body.based_on,
                                                                    expires_at=body.expires_at)
-        return {"key": pref.key, "value": pref.value, "version": pref.version}
+        return preference_out(pref)
 
     # -- ingest (background extraction) ------------------------------------------------------
     @app.post("/v1/users/{user}/messages", status_code=202, tags=["ingest"], operation_id="ingestMessages",

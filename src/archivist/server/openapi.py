@@ -30,6 +30,11 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong, for a person to read.")
     instance: str = Field("", description="The request path.")
     errors: list[FieldError] | None = Field(None, description="Invalid requests only: each field and its problem.")
+    code: str | None = Field(None, description="Refused writes: the write gate's reason code (e.g. 'secret').")
+    needed: int | None = Field(None, description="Over budget: the tokens the protected part needs.")
+    budget: int | None = Field(None, description="Over budget: the budget given.")
+    expected: int | None = Field(None, description="Stale writes: the version the write was based on.")
+    current: int | None = Field(None, description="Stale writes: the current version.")
 
 
 _WHY = {

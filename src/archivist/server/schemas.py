@@ -95,6 +95,7 @@ class Trace(Out):
     model_config = ConfigDict(extra="allow")
 
     id: str
+    agent: str = Field(description="The agent whose call it was.")
     thread_id: str | None
     run_id: str | None
     call_index: int | None
@@ -153,12 +154,6 @@ class Preference(Out):
     expires_at: datetime | None
 
 
-class PreferenceSet(Out):
-    key: str
-    value: str
-    version: int
-
-
 class JobAccepted(Out):
     job_id: str
     status: Literal["queued"]
@@ -167,7 +162,8 @@ class JobAccepted(Out):
 
 class Job(Out):
     id: str
-    status: Literal["queued", "running", "done", "failed"]
+    status: Literal["queued", "running", "done", "failed", "cancelled"] = Field(
+        description="cancelled: its user was forgotten before it ran.")
     user: str
     agent: str
     report: dict[str, Any] | None = Field(description="What extraction wrote and refused, once done.")
