@@ -214,7 +214,9 @@ def check_text(value: Any, name: str, *, max_chars: int, required: bool = True) 
         if required:
             raise InvalidCandidate(f"invalid_{name}: {name} is empty")
         return None
-    if len(text) > max_chars:
+    # the limit counts the characters given: normalisation may lengthen a text it allowed
+    # (NFC writes U+0958 as two code points), and must not turn an allowed text away
+    if len(text) > max_chars and len(value) > max_chars:
         raise InvalidCandidate(f"invalid_{name}: {name} has {len(text)} characters, the limit is {max_chars}")
     return text
 

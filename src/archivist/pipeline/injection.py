@@ -59,7 +59,21 @@ _INJECTION = re.compile(
     r"(?:忽略|无视|忘掉|绕过|跳过|不要管)\s*(?:你的|掉)?\s*(?:system prompt|系统提示词?|系统指令|安全规则)|"
     r"</?\s*(?:memory|system|instructions?|assistant|user|tool|context|im_start|im_end)\b|"
     r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>|"
-    r"(?:^|\n)\s*(?:system|developer|assistant)\s*(?:message|prompt)?\s*[:：]",
+    r"(?:^|\n)\s*(?:system|developer|assistant)\s*(?:message|prompt)?\s*[:：]|"
+    # orders that hide themselves, override the user, or speak as the system
+    r"\b(?:never|don'?t|do not)\s+(?:mention|reveal|disclose|admit)\s+(?:this|these|that)\s+(?:instructions?|rules?|"
+    r"messages?|prompt)\b|\bwhatever\s+the\s+user\s+(?:asks|says|wants|types)\b|"
+    r"\b(?:ignore|disregard)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|preceding)\b|"
+    r"\bpay\s+no\s+attention\s+to\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|system)\s+"
+    r"(?:instructions?|prompts?|rules?|messages?)\b|"
+    r"\b(?:reveal|output|print|show|leak|repeat)\w*\s+(?:me\s+)?(?:your|the|its)\s+(?:hidden|secret|internal|initial)\s+"
+    r"(?:prompt|instructions|rules)\b|"
+    r"\[\s*(?:system|developer|admin|root)\s*\]|\bsystem\s+override\b|"
+    r"\bnew\s+(?:rules?|instructions?|directives?)\s+(?:for|to)\s+(?:the\s+|you\s*,?\s*)?(?:ai|assistant|model|chatbot|bot)\b|"
+    r"\byou\s+are\s+no\s+longer\s+(?:bound|restricted|limited|constrained)\b|"
+    r"\b(?:disable|turn off|bypass|switch off)\s+(?:all\s+)?(?:the\s+)?safety\s+(?:filters?|rules|guardrails|checks)\b|"
+    r"\b(?:the\s+)?(?:assistant|ai|model|chatbot)\s+(?:must|should|shall|will|has to)\s+(?:forward|send|upload|email|"
+    r"post|leak)\b[^.\n]{0,60}\b(?:data|memor(?:y|ies)|messages|conversations?|history|passwords?)\b",
     re.I,
 )
 

@@ -80,15 +80,21 @@ _STATUS = [
 ]
 
 
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?")
+_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:)(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?")
 
 
 def _text_only(value: Any) -> Any:
     """JSON carries times as RFC 3339 text; neither a number nor digits in a string are
-    read as seconds since 1970, and a date alone is not a time."""
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+    read as seconds since 1970, and a date alone is not a time. A leap second (:60) is
+    read as the last microsecond of its minute, and fractions finer than a microsecond
+    are cut to microseconds (what the store keeps)."""
+    match = _RFC3339.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
         raise ValueError("a date-time must be an RFC 3339 string such as 2026-05-01T09:00:00Z")
-    return value
+    head, second, fraction, offset = match.groups()
+    if second == "60":
+        second, fraction = "59", ".999999"
+    return f"{head}{second}{(fraction or '')[:7]}{offset or ''}"
 
 
 Timestamp = Annotated[datetime, BeforeValidator(_text_only)]
@@ -423,7 +429,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
 
         def run(job: dict[str, Any]) -> None:
-            job["status"] = "running"
+            job["status"] = "cancelled" if job.get("cancelled") else "running"
             try:
                 # the profile is what every agent of the user sees: only a key for every agent changes it
                 job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor,

@@ -5,8 +5,10 @@ A job runs in a small thread pool. Its report is kept for ``ttl`` seconds after 
 and at most ``max_jobs`` reports are kept (the oldest finished go first). The runner
 registers with the memory like an update queue does, so ``Memory.forget_user`` —
 through REST, the CLI or the library — calls :meth:`JobRunner.discard_user`: queued jobs
-of that user are cancelled, running ones are waited out (they cannot write after the
-forget), and every report of that user is deleted.
+of that user are cancelled, running ones are waited out (up to ``wait_on_forget``
+seconds), and every report of that user is deleted. A job still running when the wait
+ends is marked cancelled: when it finishes, the user is forgotten again at the store, so
+what it wrote after the forget does not bring the user back.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class JobRunner:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl, self.max_jobs, self.clock = ttl, max_jobs, clock
         self.workers = workers
+        self.wait_on_forget = 60.0  # seconds a forget waits for the user's running jobs
+        self._memory = memory
         self._jobs: dict[str, dict[str, Any]] = {}
         self._futures: dict[str, Future] = {}
         self._ended: dict[str, float] = {}
@@ -43,11 +47,14 @@ class JobRunner:
     def submit(self, job: dict[str, Any], work: Callable[[dict[str, Any]], None]) -> None:
         """Run ``work(job)`` in the pool; ``job`` needs ``id``, ``tenant`` and ``user``."""
         def run() -> None:
-            if job.get("status") == "cancelled":
+            if job.get("cancelled"):
                 return
             try:
                 work(job)
             finally:
+                if job.get("cancelled"):  # its user was forgotten while it ran: its writes go too
+                    self._memory.store.forget_user(job["tenant"], job["user"])
+                    job["status"] = "cancelled"
                 with self._lock:
                     self._ended[job["id"]] = self.clock()
 
@@ -58,17 +65,18 @@ class JobRunner:
             self._jobs[job["id"]] = job
             self._futures[job["id"]] = self._pool.submit(run)
 
-    def discard_user(self, tenant: str, user: str, timeout: float = 60.0) -> int:
+    def discard_user(self, tenant: str, user: str, timeout: float | None = None) -> int:
         """Cancel the user's queued jobs, wait for their running ones, delete their reports."""
         with self._lock:
             mine = [jid for jid, job in self._jobs.items() if (job["tenant"], job["user"]) == (tenant, user)]
             running = []
             for jid in mine:
                 self._jobs[jid]["status"] = "cancelled"
+                self._jobs[jid]["cancelled"] = True
                 future = self._futures.get(jid)
                 if future is not None and not future.cancel():
                     running.append(future)
-        wait(running, timeout=timeout)
+        wait(running, timeout=self.wait_on_forget if timeout is None else timeout)
         with self._lock:
             for jid in mine:
                 self._jobs.pop(jid, None)
