@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
 
 from archivist import Memory, Status
-from archivist.errors import InvalidIdentity, InvalidInput
+from archivist.errors import InvalidIdentity, InvalidInput, StoreConflict
 from archivist.lifecycle import deerflow
 from archivist.lifecycle.deerflow import import_deerflow
 from archivist.model import Identity
@@ -288,3 +291,80 @@ def test_a_secret_added_on_reimport_does_not_replace_the_clean_version(deer, mem
     report = import_deerflow(mem, deer.root)
     assert report.skipped == {"refused by the gate: secret": 1} and report.updated == 0
     assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_keep").content == "User likes jazz"
+
+
+# ---------------------------------------------------------------- concurrency
+def _imports_at_once(tmp_path, deer, n=2):
+    """``n`` imports in their own processes, started while another writer holds the write
+    lock, so that all of them read the DeerFlow store before any can write. Their reports
+    (or the name of what they raised)."""
+    worker = ("import json\nfrom archivist import Memory\nfrom archivist.lifecycle.deerflow import import_deerflow\n"
+              f"m = Memory.open({str(tmp_path / 'm.db')!r})\n"
+              f"try:\n    print(json.dumps(import_deerflow(m, {str(deer.root)!r}).as_dict()))\n"
+              "except Exception as e:\n    print(json.dumps(type(e).__name__))\n")
+    holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    procs = [subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    time.sleep(3)
+    holder.execute("ROLLBACK")
+    holder.close()
+    return [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+
+
+def test_concurrent_imports_of_a_changed_card_leave_one_live_version(tmp_path):
+    """Imports of the same DeerFlow store at the same time run one after the other: one
+    supersedes the old version, the next finds the new one and counts it unchanged."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    mem = Memory.open(tmp_path / "m.db")
+    import_deerflow(mem, deer.root)
+    mem.close()
+    deer.now = "2025-09-01T00:00:00Z"
+    deer.put("alice", id="fact_a", content="User likes green tea", confidence=0.9)
+    reports = _imports_at_once(tmp_path, deer)
+    assert sorted((r["updated"], r["unchanged"]) for r in reports) == [(0, 1), (1, 0)], reports
+    mem = Memory.open(tmp_path / "m.db")
+    live = [f.content for f in mem.scope("default", "alice").facts(include_candidates=True)]
+    assert live == ["User likes green tea"]
+    assert [f.status for f in mem.scope(user="alice").history("fact_a")] == [Status.SUPERSEDED, Status.COMMITTED]
+    mem.close()
+
+
+def test_concurrent_first_imports_add_each_card_once(tmp_path):
+    """Two first imports at once: both succeed, one adds the cards, the other finds them."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.summaries("alice", workContext="Backend engineer.")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    deer.put("alice", "coder", id="fact_b", content="User pairs on Fridays", confidence=0.9, source="manual")
+    Memory.open(tmp_path / "m.db").close()
+    reports = _imports_at_once(tmp_path, deer)
+    assert all(isinstance(r, dict) for r in reports), reports
+    assert sorted((r["added"], r["unchanged"], r["profile_sections"]) for r in reports) == [(0, 2, 0), (2, 0, 1)]
+    mem = Memory.open(tmp_path / "m.db")
+    assert [f.id for f in mem.scope(user="alice").facts()] == ["fact_a"]
+    assert [f.id for f in mem.scope(user="alice", agent="coder").facts()] == ["fact_b"]
+    mem.close()
+
+
+def test_a_write_conflict_is_planned_again_then_a_typed_error(deer, mem, monkeypatch):
+    """If another writer takes an id the import chose between its plan and its write, the
+    import plans again; if that keeps happening, it stops with StoreConflict and writes nothing."""
+    real, calls = mem.store.insert_fact, []
+
+    def collide(fact, times):
+        calls.append(fact.id)
+        if len(calls) <= times:
+            raise StoreConflict("UNIQUE constraint failed: facts.id")
+        return real(fact)
+
+    monkeypatch.setattr(mem.store, "insert_fact", lambda fact: collide(fact, 1))
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and report.profile_sections == 1 and calls == ["fact_keep", "fact_keep"]
+    assert mem.scope(user="alice").get("fact_keep").content == "User likes jazz"
+
+    deer.put("alice", id="fact_new", content="User owns a kayak", confidence=0.9, source="manual")
+    calls.clear()
+    monkeypatch.setattr(mem.store, "insert_fact", lambda fact: collide(fact, 99))
+    with pytest.raises(StoreConflict, match="collided with concurrent writes 3 times; nothing was written"):
+        import_deerflow(mem, deer.root)
+    assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_new") is None and len(calls) == 3

@@ -56,11 +56,14 @@ DeerFlow fingerprint (content and every carried field) is unchanged is skipped; 
 one becomes a new version that supersedes the live one (retire + insert, as every update).
 Every new card or version passes the write gate (``governance.admit``: secrets, grants,
 injection, the confidence threshold, quotes); refusals, forgotten content and versions
-dated before the live one are skipped with their reason. One transaction; all or nothing.
+dated before the live one are skipped with their reason. The plan is made inside the one
+write transaction that carries it out: imports of the same store at the same time run one
+after the other, and the later one sees the earlier one's facts. All or nothing.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -70,7 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import parse_time
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StoreConflict
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -113,6 +116,7 @@ _USER_DIR = re.compile(r"[A-Za-z0-9_-]+")
 _AGENT_DIR = re.compile(r"[a-z0-9-]+")  # DeerFlow lower-cases agent names in paths
 _DESCRIPTOR = re.compile(r"deermem (?P<id>[A-Za-z0-9_-]+) rev (?P<rev>\d+) card (?P<fp>[0-9a-f]{16})")
 _LIVE = (Status.COMMITTED, Status.CANDIDATE)
+_ATTEMPTS = 3  # plans of one import, when a concurrent write takes an id it chose
 
 
 @dataclass
@@ -792,18 +796,31 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
             raise InvalidInput(f"{udir}: both {DEFAULT_BUCKET} and an agent named 'default' hold facts; "
                                f"both would be archivist's agent 'default'")
         read.append((udir.name, sections, cards))
-    plan = _plan(memory, tenant, read, now, report)
-    with memory.writer(Identity(tenant, "_import", "default")) as w:
-        for ident, section in plan.sections:
-            memory.store.put_profile_section(ident, section)
-        for fact in plan.added:
-            w.restore(fact, code="imported", reason="imported from DeerFlow")
-        for head, new in plan.updated:
-            w.retire(head, Status.SUPERSEDED, code="deerflow_revision", reason=f"a new revision in DeerFlow ({new.id})",
-                     valid_to=new.valid_from)
-            w.restore(new, code="imported", reason=f"revision from DeerFlow, supersedes {head.id}")
-        for source, into in plan.merged:
-            w.retire(source, Status.SUPERSEDED, code="merge", reason=f"merged into {into} by DeerFlow's consolidation")
+    read_only = copy.deepcopy(report)  # what reading found; the plan adds to a fresh copy per attempt
+    for attempt in range(1, _ATTEMPTS + 1):
+        report = copy.deepcopy(read_only)
+        try:
+            # planned inside the write transaction: a concurrent import (or any writer of these
+            # users) waits for it, then plans against what this one wrote
+            with memory.writer(Identity(tenant, "_import", "default")) as w:
+                plan = _plan(memory, tenant, read, now, report)
+                for ident, section in plan.sections:
+                    memory.store.put_profile_section(ident, section)
+                for fact in plan.added:
+                    w.restore(fact, code="imported", reason="imported from DeerFlow")
+                for head, new in plan.updated:
+                    w.retire(head, Status.SUPERSEDED, code="deerflow_revision",
+                             reason=f"a new revision in DeerFlow ({new.id})", valid_to=new.valid_from)
+                    w.restore(new, code="imported", reason=f"revision from DeerFlow, supersedes {head.id}")
+                for source, into in plan.merged:
+                    w.retire(source, Status.SUPERSEDED, code="merge",
+                             reason=f"merged into {into} by DeerFlow's consolidation")
+        except StoreConflict as exc:  # another writer took an id this plan chose: plan again
+            if attempt == _ATTEMPTS:
+                raise StoreConflict(f"{root}: the DeerFlow import collided with concurrent writes {_ATTEMPTS} "
+                                    f"times; nothing was written; run it again ({exc})") from exc
+            continue
+        break
     report.merged = len(plan.merged)
     return report
 
