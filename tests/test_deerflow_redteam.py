@@ -368,3 +368,39 @@ def test_a_write_conflict_is_planned_again_then_a_typed_error(deer, mem, monkeyp
     with pytest.raises(StoreConflict, match="collided with concurrent writes 3 times; nothing was written"):
         import_deerflow(mem, deer.root)
     assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_new") is None and len(calls) == 3
+
+
+# ----------------------------------------------------- what the report may show
+def test_the_report_withholds_a_secret_in_a_category_or_a_field_name(tmp_path):
+    """The report (printed by `archivist import --json`) never shows text the content
+    policy refuses: a secret in `category`/`categoryExtension` (the card is refused by the
+    gate) or in a field name (the card is imported, the field counted as withheld)."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_s", content="User rotates keys monthly", confidence=0.9, source="manual",
+             category=SECRET)
+    deer.put("alice", id="fact_t", content="User likes tea", confidence=0.9, source="manual", **{SECRET: 1})
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.skipped == {"refused by the gate: secret": 1} and report.added == 1
+    assert SECRET not in json.dumps(report.as_dict())
+    assert report.not_carried == {"[withheld: secret]": 1}
+    assert report.mapped == {"categoryExtension [withheld: secret] -> context + provenance": 1}
+    mem.close()
+
+
+def test_the_report_withholds_a_secret_in_a_file_name_or_a_section_name(deer, mem):
+    """A card id (its file name) or a memory.json key that looks like a secret is shown
+    as withheld wherever the report names it; the rest of the line stays readable."""
+    deer.put("alice", id=SECRET, content="User owns a kayak", confidence=0.9, source="manual")
+    doc = deer.manifest("alice")
+    doc["user"][SECRET] = {"summary": "x", "updatedAt": deer.now}
+    doc[SECRET] = 1
+    (deer.user_dir("alice") / "memory.json").write_text(json.dumps(doc), "utf-8")
+    report = import_deerflow(mem, deer.root)
+    text = json.dumps(report.as_dict())
+    assert SECRET not in text
+    assert report.skipped == {"refused by the gate: secret": 1} and report.added == 1
+    assert report.not_carried == {"memory.json [withheld: secret]": 1, "memory.json section [withheld: secret]": 1}
+    [line] = report.rejected
+    assert line.startswith(str(deer.root / "users/alice/agents/__default__/facts")) and \
+        line.endswith("/[withheld: secret]: secret: holds a secret or sensitive identifier (api_key); never stored")

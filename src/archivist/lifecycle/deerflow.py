@@ -435,7 +435,7 @@ class _UserStore:
         doc = self.manifest() or {}
         for key in doc:
             if key not in MANIFEST_FIELDS:
-                _count(self.report.not_carried, f"memory.json {key}")
+                _count(self.report.not_carried, f"memory.json {_shown(key)}")
         groups = {g: doc.get(g) or {} for g in ("user", "history")}
         agents_dir = self.udir / "agents"
         agent_dirs = sorted(p for p in agents_dir.iterdir() if p.is_dir()) if agents_dir.is_dir() else []
@@ -470,7 +470,7 @@ class _UserStore:
                     groups[g] = self._adopt(groups[g], legacy.get(g) or {}, legacy_path, g)
                 for key in legacy:
                     if key not in MANIFEST_FIELDS:
-                        _count(self.report.not_carried, f"memory.json {key}")
+                        _count(self.report.not_carried, f"memory.json {_shown(key)}")
                 self._legacy(self._facts_of(legacy, legacy_path, adir), adir.name)
         if previous is not None:
             unexpected = [p.name for p in previous.iterdir() if p.name != "facts"]
@@ -580,15 +580,16 @@ class _UserStore:
             for name, value in groups[group].items():
                 target = SECTION_NAMES.get(name)
                 if target is None:
-                    self.report.notes.append(f"{self.user}: section {name!r} has no archivist equivalent; not carried")
-                    _count(self.report.not_carried, f"memory.json section {name}")
+                    self.report.notes.append(f"{self.user}: section {_shown(name)!r} has no archivist equivalent; "
+                                             f"not carried")
+                    _count(self.report.not_carried, f"memory.json section {_shown(name)}")
                     continue
                 if not isinstance(value, dict) or not isinstance(value.get("summary", ""), str):
                     raise InvalidInput(f"{self.udir / 'memory.json'}: section {name!r} must be an object with "
                                        f"a summary string")
                 for key in value:
                     if key not in ("summary", "updatedAt"):
-                        _count(self.report.not_carried, f"memory.json section field {key}")
+                        _count(self.report.not_carried, f"memory.json section field {_shown(key)}")
                 if value.get("summary", "").strip():
                     at = _time(value.get("updatedAt"), f"{self.udir / 'memory.json'}", f"{name}.updatedAt")
                     out.append(ProfileSection(target, value["summary"].strip(), at or self.now))
@@ -615,6 +616,37 @@ def _safe_user_id(raw: str) -> str:
 def _count(counter: dict[str, int], key: str, n: int = 1) -> None:
     if n:
         counter[key] = counter.get(key, 0) + n
+
+
+def _shown(text: str) -> str:
+    """DeerFlow's text as the report may show it (the report is printed, ``archivist import
+    --json``): what the content policy refuses (a secret in a field name or a category) is
+    withheld, as it is from memory."""
+    problem = screen(text)
+    return text if problem is None else f"[withheld: {problem.code}]"
+
+
+_WORD = re.compile(r"[^\s/\\'\",;:()\[\]{}=<>]+")
+
+
+def _redacted(text: str, root: str) -> str:
+    """``text`` with each word the content policy refuses withheld: a file or directory name
+    in DeerFlow's store, an id, may look like a secret. Words, not the whole text: the
+    report's own sentences (a refusal's reason) must not read as what they describe; and
+    ``root``, the path the caller gave, is shown as given."""
+    return root.join(_WORD.sub(lambda m: _shown(m.group()), part) for part in text.split(root))
+
+
+def _withheld(report: DeerFlowReport, root: Path) -> DeerFlowReport:
+    """The last look at the report before it is returned: no word in it that memory refuses."""
+    for name in ("skipped", "mapped", "not_carried"):
+        counts: dict[str, int] = {}
+        for key, n in getattr(report, name).items():
+            _count(counts, _redacted(key, str(root)), n)
+        setattr(report, name, counts)
+    report.notes = [_redacted(n, str(root)) for n in report.notes]
+    report.rejected = [_redacted(r, str(root)) for r in report.rejected]
+    return report
 
 
 def _time(value: Any, where: str, name: str) -> datetime | None:
@@ -645,7 +677,7 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
         if isinstance(extension, str) and extension.strip():
             label = f"other/{extension.strip()}"
             category = CATEGORY_MAP.get(extension.strip(), Category.CONTEXT)
-            _count(report.mapped, f"categoryExtension {extension.strip()} -> "
+            _count(report.mapped, f"categoryExtension {_shown(extension.strip())} -> "
                                   f"{'category' if extension.strip() in CATEGORY_MAP else 'context + provenance'}")
         else:
             category = Category.CONTEXT
@@ -706,7 +738,7 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
     if at is not None and not (d["consolidatedFrom"] and isinstance(at, str)):
         _count(report.not_carried, "consolidatedAt (not text, or without consolidatedFrom)")
     for key in card.extras:
-        _count(report.not_carried, key)
+        _count(report.not_carried, _shown(str(key)))
     conversation = source["type"] == "conversation"
     return Fact(
         id=d["id"], identity=ident, content=d["content"], category=category, kind=Kind.FACT,
@@ -822,7 +854,7 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
             continue
         break
     report.merged = len(plan.merged)
-    return report
+    return _withheld(report, root)
 
 
 def _plan(memory, tenant: str, read, now: datetime, report: DeerFlowReport) -> _Plan:
