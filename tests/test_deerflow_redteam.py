@@ -404,3 +404,59 @@ def test_the_report_withholds_a_secret_in_a_file_name_or_a_section_name(deer, me
     [line] = report.rejected
     assert line.startswith(str(deer.root / "users/alice/agents/__default__/facts")) and \
         line.endswith("/[withheld: secret]: secret: holds a secret or sensitive identifier (api_key); never stored")
+
+
+# ------------------------------------------------------------- linked directories
+def test_cards_under_a_shard_directory_linked_inside_the_store_are_imported(tmp_path):
+    """A shard directory that is a link to a directory inside the DeerFlow root is read
+    through the link, as DeerFlow reads the card through its shard path."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_b", content="User likes coffee", confidence=0.9, source="manual")
+    card = deer.card_path("alice", "__default__", "fact_b")
+    elsewhere = deer.root / "users" / "alice" / "moved" / card.parent.name
+    elsewhere.parent.mkdir(parents=True)
+    card.parent.rename(elsewhere)
+    os.symlink(elsewhere, card.parent)
+    assert card.is_file()
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and not report.skipped and not report.notes
+    assert mem.scope(user="alice").get("fact_b").content == "User likes coffee"
+    mem.close()
+
+
+def test_a_shard_directory_linked_out_of_the_store_is_skipped_and_said(deer, mem, tmp_path):
+    """A linked shard directory leading outside the root is not read (nothing outside the
+    root ever is): it is counted as skipped with its reason and named in a note."""
+    card = deer.card_path("alice", "__default__", "fact_far")
+    outside = tmp_path / "outside" / card.parent.name
+    raw_card(deer, outside / "fact_far.md", "fact_far")
+    os.symlink(outside, card.parent)
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and report.skipped == {"a directory linked outside the DeerFlow root (not read)": 1}
+    assert any(str(card.parent) in n and "leading outside the DeerFlow root" in n for n in report.notes)
+    assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_far") is None
+
+
+def test_links_to_a_directory_read_already_to_nothing_or_in_a_loop_are_noted(deer, mem):
+    """A directory link back into the cards (read once), a dangling one and a link loop
+    are each named in a note; the cards are read once and the import goes on."""
+    facts = deer.card_path("alice", "__default__", "fact_keep").parent.parent
+    os.symlink(facts, facts / "zz")
+    os.symlink(facts / "gone", facts / "yy")
+    os.symlink("xx", facts / "xx")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and not report.skipped
+    notes = " | ".join(report.notes)
+    assert "zz: the same directory as one read already" in notes
+    assert "yy: a link to nothing" in notes and "xx: a link loop; nothing read there" in notes
+
+
+def test_a_card_that_is_a_link_loop_is_a_typed_error_naming_the_file(deer, mem):
+    """A card file that is a link to itself stops the import with InvalidInput naming the
+    file, before anything is written."""
+    shard = deer.card_path("alice", "__default__", "fact_keep").parent
+    os.symlink("fact_x.md", shard / "fact_x.md")
+    with pytest.raises(InvalidInput, match=r"fact_x\.md: a symbolic link loop"):
+        import_deerflow(mem, deer.root)
+    assert nothing_written(mem)

@@ -169,7 +169,7 @@ class _Reader:
         self.real = root.resolve()
 
     def data(self, path: Path, limit: int) -> bytes:
-        real = path.resolve()
+        real = _real(path)
         if not real.is_relative_to(self.real):
             raise InvalidInput(f"{path}: leads outside the DeerFlow root ({real})")
         try:
@@ -294,7 +294,7 @@ class _Journal:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
                 continue
             target = _inside(udir, entry["path"], f"{path}: the entry for {fid!r}")
-            if target != card.resolve():
+            if target != _real(card):
                 raise InvalidInput(f"{path}: the entry for {fid!r} names {entry['path']!r}, not that fact's card")
             if (recovery / f"{fid}.md").exists():
                 journal.backups[card] = recovery / f"{fid}.md"
@@ -321,10 +321,18 @@ def _card_path(udir: Path, agent: str, fid: Any, where: Path) -> Path:
 
 def _inside(base: Path, relative: str, where: str) -> Path:
     candidate = Path(relative)
-    resolved = (base / candidate).resolve()
-    if candidate.is_absolute() or not resolved.is_relative_to(base.resolve()):
+    resolved = _real(base / candidate)
+    if candidate.is_absolute() or not resolved.is_relative_to(_real(base)):
         raise InvalidInput(f"{where}: path {relative!r} leads outside {base}")
     return resolved
+
+
+def _real(path: Path) -> Path:
+    """Where ``path`` leads; a link loop is a typed error naming the file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError('Symlink loop ...') before Python 3.13
+        raise InvalidInput(f"{path}: a symbolic link loop, or a link that cannot be followed ({exc})") from None
 
 
 def _meaningful(value: Any) -> bool:
@@ -446,7 +454,7 @@ class _UserStore:
             if adir is previous:
                 continue
             if adir.name != DEFAULT_BUCKET and not _AGENT_DIR.fullmatch(adir.name):
-                n = len(list((adir / "facts").rglob("*.md"))) if (adir / "facts").is_dir() else 0
+                n = len(self._listing(adir / "facts", quiet=True))
                 self.report.notes.append(f"{adir}: not an agent name DeerFlow reads (lower-case letters, digits, "
                                          f"'-'); its {n} cards are not imported")
                 _count(self.report.not_carried, "cards of an agent directory DeerFlow does not read", n)
@@ -488,7 +496,7 @@ class _UserStore:
     def _cards(self, adir: Path, agent: str, into: dict | None = None) -> None:
         into = self.cards if into is None else into
         facts_dir = adir / "facts"
-        paths = set(facts_dir.rglob("*.md")) if facts_dir.is_dir() else set()
+        paths = set(self._listing(facts_dir))
         paths |= {p for p in self.journal.backups if p.is_relative_to(facts_dir)}  # deleted by the uncommitted write
         for path in sorted(paths):
             if path in self.journal.absent:
@@ -510,10 +518,64 @@ class _UserStore:
                                    f"(DeerFlow refuses the card too)")
             data, extras = _normalize(raw, str(path))
             canonical = _card_path(self.udir, agent, data["id"], path)
-            if path.resolve() != canonical.resolve():
+            if _real(path) != _real(canonical):
                 self.report.notes.append(f"{path}: not at its shard ({canonical.parent.name}/); DeerFlow reads it but "
                                          f"cannot update it")
             into[(agent, data["id"])] = _Card(str(path), self.user, agent, data, extras)
+
+    def _listing(self, facts_dir: Path, *, quiet: bool = False) -> list[Path]:
+        """The ``*.md`` entries under ``facts_dir``, found as DeerFlow finds its cards: a
+        linked directory (a shard moved elsewhere) is read through its link when it stays
+        inside the root; one that leads out of it, to a directory read already or nowhere
+        is reported (``quiet``: not), never dropped silently. A link loop named like a card
+        stops the import (:func:`_real`)."""
+        found: list[Path] = []
+        seen: set[Path] = set()
+        links: list[Path] = []
+
+        def visit(directory: Path) -> None:
+            seen.add(_real(directory))
+            try:
+                entries = sorted(directory.iterdir())
+            except OSError as exc:
+                raise InvalidInput(f"{directory}: cannot be listed ({exc.strerror or exc})") from None
+            for entry in entries:
+                if entry.is_symlink():
+                    links.append(entry)  # after every real directory: those are read at their own place
+                elif entry.is_dir():
+                    visit(entry)
+                elif entry.name.endswith(".md"):
+                    found.append(entry)
+
+        def tell(note: str, skip: str | None = None) -> None:
+            if not quiet:
+                self.report.notes.append(note)
+                if skip:
+                    self.report.skip(skip)
+
+        if facts_dir.is_dir():
+            visit(facts_dir)
+        while links:
+            link = links.pop(0)
+            if link.name.endswith(".md"):
+                _real(link)  # a loop stops here; where it leads the reader checks
+                found.append(link)
+                continue
+            try:
+                real = link.resolve()
+            except (OSError, RuntimeError):
+                tell(f"{link}: a link loop; nothing read there")
+                continue
+            if not real.is_dir():
+                tell(f"{link}: a link to {'nothing' if not real.exists() else 'a file'} ({real}); nothing read there")
+            elif not real.is_relative_to(self.reader.real):
+                tell(f"{link}: a directory link leading outside the DeerFlow root ({real}); the cards there are "
+                     f"not read", "a directory linked outside the DeerFlow root (not read)")
+            elif real in seen:
+                tell(f"{link}: the same directory as one read already ({real}); its cards are read once")
+            else:
+                visit(link)
+        return sorted(found)
 
     def _facts_of(self, doc: dict[str, Any], path: Path, base: Path) -> list[_Card]:
         """The legacy facts of a v1 ``memory.json``: a list of objects, or a manifest
