@@ -460,3 +460,28 @@ def test_a_card_that_is_a_link_loop_is_a_typed_error_naming_the_file(deer, mem):
     with pytest.raises(InvalidInput, match=r"fact_x\.md: a symbolic link loop"):
         import_deerflow(mem, deer.root)
     assert nothing_written(mem)
+
+
+# ------------------------------------------------------------- scope and schema
+def test_schema_version_goes_to_the_provenance_and_a_scope_field_is_counted(tmp_path):
+    """`schemaVersion` is kept in the provenance (`schema N`; a value other than DeerMem
+    v2's is counted under mapped); a `scope` in the front matter is counted not carried:
+    the card's directory decides its scope, as in DeerFlow."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    deer.put("alice", id="fact_b", content="User likes coffee", confidence=0.9, source="manual")
+    card = deer.card_path("alice", "__default__", "fact_a")
+    card.write_text(card.read_text().replace("schemaVersion: 2", "schemaVersion: 7")
+                    .replace("---\nid: fact_a", "---\nid: fact_a\nscope: team-shared"))
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 2
+    assert report.not_carried == {"scope (the card's directory decides it, as in DeerFlow)": 1}
+    assert report.mapped == {"schemaVersion 7 -> provenance (archivist reads DeerMem schema 2; the card was read "
+                             "as that)": 1}
+    ident = Identity("default", "alice", "default")
+    assert "; schema 7; source manual" in mem.store.get_fact(ident, "fact_a").provenance.extractor_version
+    assert "; schema 2; source manual" in mem.store.get_fact(ident, "fact_b").provenance.extractor_version
+    again = import_deerflow(mem, deer.root)  # neither field is part of the card's fingerprint
+    assert again.unchanged == 2 and again.updated == 0
+    mem.close()

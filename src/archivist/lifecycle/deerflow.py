@@ -17,8 +17,9 @@ manifest from its backup); legacy facts join the agent DeerFlow migrates them in
 current card is the same fact, while a legacy copy that differs is refused, as DeerFlow
 refuses it. Cards DeerFlow itself cannot read (bad front matter, an id that is not the
 file name or leaves the card's directory, a user or agent that is not the directory's,
-a wrong type) stop the import with :class:`InvalidInput` naming the file, before
-anything is written.
+a wrong type, a card that is a link loop) stop the import with :class:`InvalidInput` naming
+the file, before anything is written. A shard directory that is a link is read through it
+when it stays inside the root, and skipped (counted, noted) when it leads out.
 
 Every field is mapped or counted in ``DeerFlowReport.not_carried``:
 
@@ -44,8 +45,11 @@ consolidatedFrom, consolidatedAt  provenance; sources imported earlier and gone 
                                   are retired as merged into the consolidated fact
 source conversation + threadId    a user-message provenance with the thread (a candidate:
                                   DeerFlow keeps no quote); other sources: explicit
-revision, schemaVersion           version (first import), provenance; the card fingerprint
+revision                          version (first import), provenance; the card fingerprint
+schemaVersion                     provenance ``schema N`` (another value than 2 is counted)
 status, user_id, agent_name       checked (active; the card's own directory)
+scope                             not carried, counted: DeerFlow too takes the scope from
+                                  user_id/agent_name and the card's directory
 anything else                     not carried, counted per field
 memory.json sections              the six profile sections; others not carried, counted
 .metadata usage / eviction files  not carried (being read is not being confirmed), counted
@@ -58,7 +62,8 @@ Every new card or version passes the write gate (``governance.admit``: secrets, 
 injection, the confidence threshold, quotes); refusals, forgotten content and versions
 dated before the live one are skipped with their reason. The plan is made inside the one
 write transaction that carries it out: imports of the same store at the same time run one
-after the other, and the later one sees the earlier one's facts. All or nothing.
+after the other, and the later one sees the earlier one's facts. All or nothing. The
+report never shows a word the content policy refuses: it reads ``[withheld: <code>]``.
 """
 
 from __future__ import annotations
@@ -95,6 +100,7 @@ from ..pipeline.governance import Rejection, admit, check_text, screen
 SECTION_NAMES = {"".join(w.title() if i else w for i, w in enumerate(name.split("_"))): name
                  for name in PROFILE_SECTIONS}  # workContext -> work_context
 DOCUMENT_VERSION = "2.0"
+SCHEMA_VERSION = 2  # a card's schemaVersion as DeerMem v2 writes it
 DEFAULT_BUCKET, PREVIOUS_DEFAULT = "__default__", "lead-agent"
 JOURNAL = ".memory.journal.json"
 MAX_CARD_BYTES = 1 << 20  # a card, a legacy card or a journal backup
@@ -789,6 +795,16 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
     source = d["source"]
     descriptor = [f"deermem {d['id']} rev {d['revision']} card {_fingerprint(card)}", f"source {source['type']}",
                   f"category {label}"]
+    schema = d.get("schemaVersion")
+    if isinstance(schema, int) and not isinstance(schema, bool):
+        descriptor.insert(1, f"schema {schema}")
+        if schema != SCHEMA_VERSION:
+            _count(report.mapped, f"schemaVersion {schema} -> provenance (archivist reads DeerMem schema "
+                                  f"{SCHEMA_VERSION}; the card was read as that)")
+    elif schema is not None:
+        _count(report.not_carried, "schemaVersion (not an integer)")
+    if "scope" in d:  # DeerFlow sets a fact's scope from user_id/agent_name and its directory
+        _count(report.not_carried, "scope (the card's directory decides it, as in DeerFlow)")
     if d.get("confirmationCount"):
         descriptor.append(f"confirmed {d['confirmationCount']} times")
         _count(report.mapped, "confirmationCount -> provenance")
