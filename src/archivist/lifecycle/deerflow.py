@@ -129,7 +129,8 @@ _ATTEMPTS = 3  # plans of one import, when a concurrent write takes an id it cho
 class DeerFlowReport:
     """What an import did. Every card found in a directory DeerFlow reads lands in exactly
     one of ``added``, ``updated``, ``unchanged`` and ``skipped`` (reason -> count;
-    ``rejected`` lists the gate's refusals file by file). ``mapped`` and ``not_carried``
+    ``rejected`` lists the gate's refusals file by file; a directory linked out of the root,
+    whose cards are not listed, counts once). ``mapped`` and ``not_carried``
     count, per field, the cards whose field went to another place or nowhere."""
 
     users: list[str] = field(default_factory=list)
