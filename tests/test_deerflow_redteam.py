@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
 
 from archivist import Memory, Status
-from archivist.errors import InvalidIdentity, InvalidInput
+from archivist.errors import InvalidIdentity, InvalidInput, StoreConflict
 from archivist.lifecycle import deerflow
 from archivist.lifecycle.deerflow import import_deerflow
 from archivist.model import Identity
@@ -288,3 +291,197 @@ def test_a_secret_added_on_reimport_does_not_replace_the_clean_version(deer, mem
     report = import_deerflow(mem, deer.root)
     assert report.skipped == {"refused by the gate: secret": 1} and report.updated == 0
     assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_keep").content == "User likes jazz"
+
+
+# ---------------------------------------------------------------- concurrency
+def _imports_at_once(tmp_path, deer, n=2):
+    """``n`` imports in their own processes, started while another writer holds the write
+    lock, so that all of them read the DeerFlow store before any can write. Their reports
+    (or the name of what they raised)."""
+    worker = ("import json\nfrom archivist import Memory\nfrom archivist.lifecycle.deerflow import import_deerflow\n"
+              f"m = Memory.open({str(tmp_path / 'm.db')!r})\n"
+              f"try:\n    print(json.dumps(import_deerflow(m, {str(deer.root)!r}).as_dict()))\n"
+              "except Exception as e:\n    print(json.dumps(type(e).__name__))\n")
+    holder = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    procs = [subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    time.sleep(3)
+    holder.execute("ROLLBACK")
+    holder.close()
+    return [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+
+
+def test_concurrent_imports_of_a_changed_card_leave_one_live_version(tmp_path):
+    """Imports of the same DeerFlow store at the same time run one after the other: one
+    supersedes the old version, the next finds the new one and counts it unchanged."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    mem = Memory.open(tmp_path / "m.db")
+    import_deerflow(mem, deer.root)
+    mem.close()
+    deer.now = "2025-09-01T00:00:00Z"
+    deer.put("alice", id="fact_a", content="User likes green tea", confidence=0.9)
+    reports = _imports_at_once(tmp_path, deer)
+    assert sorted((r["updated"], r["unchanged"]) for r in reports) == [(0, 1), (1, 0)], reports
+    mem = Memory.open(tmp_path / "m.db")
+    live = [f.content for f in mem.scope("default", "alice").facts(include_candidates=True)]
+    assert live == ["User likes green tea"]
+    assert [f.status for f in mem.scope(user="alice").history("fact_a")] == [Status.SUPERSEDED, Status.COMMITTED]
+    mem.close()
+
+
+def test_concurrent_first_imports_add_each_card_once(tmp_path):
+    """Two first imports at once: both succeed, one adds the cards, the other finds them."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.summaries("alice", workContext="Backend engineer.")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    deer.put("alice", "coder", id="fact_b", content="User pairs on Fridays", confidence=0.9, source="manual")
+    Memory.open(tmp_path / "m.db").close()
+    reports = _imports_at_once(tmp_path, deer)
+    assert all(isinstance(r, dict) for r in reports), reports
+    assert sorted((r["added"], r["unchanged"], r["profile_sections"]) for r in reports) == [(0, 2, 0), (2, 0, 1)]
+    mem = Memory.open(tmp_path / "m.db")
+    assert [f.id for f in mem.scope(user="alice").facts()] == ["fact_a"]
+    assert [f.id for f in mem.scope(user="alice", agent="coder").facts()] == ["fact_b"]
+    mem.close()
+
+
+def test_a_write_conflict_is_planned_again_then_a_typed_error(deer, mem, monkeypatch):
+    """If another writer takes an id the import chose between its plan and its write, the
+    import plans again; if that keeps happening, it stops with StoreConflict and writes nothing."""
+    real, calls = mem.store.insert_fact, []
+
+    def collide(fact, times):
+        calls.append(fact.id)
+        if len(calls) <= times:
+            raise StoreConflict("UNIQUE constraint failed: facts.id")
+        return real(fact)
+
+    monkeypatch.setattr(mem.store, "insert_fact", lambda fact: collide(fact, 1))
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and report.profile_sections == 1 and calls == ["fact_keep", "fact_keep"]
+    assert mem.scope(user="alice").get("fact_keep").content == "User likes jazz"
+
+    deer.put("alice", id="fact_new", content="User owns a kayak", confidence=0.9, source="manual")
+    calls.clear()
+    monkeypatch.setattr(mem.store, "insert_fact", lambda fact: collide(fact, 99))
+    with pytest.raises(StoreConflict, match="collided with concurrent writes 3 times; nothing was written"):
+        import_deerflow(mem, deer.root)
+    assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_new") is None and len(calls) == 3
+
+
+# ----------------------------------------------------- what the report may show
+def test_the_report_withholds_a_secret_in_a_category_or_a_field_name(tmp_path):
+    """The report (printed by `archivist import --json`) never shows text the content
+    policy refuses: a secret in `category`/`categoryExtension` (the card is refused by the
+    gate) or in a field name (the card is imported, the field counted as withheld)."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_s", content="User rotates keys monthly", confidence=0.9, source="manual",
+             category=SECRET)
+    deer.put("alice", id="fact_t", content="User likes tea", confidence=0.9, source="manual", **{SECRET: 1})
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.skipped == {"refused by the gate: secret": 1} and report.added == 1
+    assert SECRET not in json.dumps(report.as_dict())
+    assert report.not_carried == {"[withheld: secret]": 1}
+    assert report.mapped == {"categoryExtension [withheld: secret] -> context + provenance": 1}
+    mem.close()
+
+
+def test_the_report_withholds_a_secret_in_a_file_name_or_a_section_name(deer, mem):
+    """A card id (its file name) or a memory.json key that looks like a secret is shown
+    as withheld wherever the report names it; the rest of the line stays readable."""
+    deer.put("alice", id=SECRET, content="User owns a kayak", confidence=0.9, source="manual")
+    doc = deer.manifest("alice")
+    doc["user"][SECRET] = {"summary": "x", "updatedAt": deer.now}
+    doc[SECRET] = 1
+    (deer.user_dir("alice") / "memory.json").write_text(json.dumps(doc), "utf-8")
+    report = import_deerflow(mem, deer.root)
+    text = json.dumps(report.as_dict())
+    assert SECRET not in text
+    assert report.skipped == {"refused by the gate: secret": 1} and report.added == 1
+    assert report.not_carried == {"memory.json [withheld: secret]": 1, "memory.json section [withheld: secret]": 1}
+    [line] = report.rejected
+    assert line.startswith(str(deer.root / "users/alice/agents/__default__/facts")) and \
+        line.endswith("/[withheld: secret]: secret: holds a secret or sensitive identifier (api_key); never stored")
+
+
+# ------------------------------------------------------------- linked directories
+def test_cards_under_a_shard_directory_linked_inside_the_store_are_imported(tmp_path):
+    """A shard directory that is a link to a directory inside the DeerFlow root is read
+    through the link, as DeerFlow reads the card through its shard path."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_b", content="User likes coffee", confidence=0.9, source="manual")
+    card = deer.card_path("alice", "__default__", "fact_b")
+    elsewhere = deer.root / "users" / "alice" / "moved" / card.parent.name
+    elsewhere.parent.mkdir(parents=True)
+    card.parent.rename(elsewhere)
+    os.symlink(elsewhere, card.parent)
+    assert card.is_file()
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and not report.skipped and not report.notes
+    assert mem.scope(user="alice").get("fact_b").content == "User likes coffee"
+    mem.close()
+
+
+def test_a_shard_directory_linked_out_of_the_store_is_skipped_and_said(deer, mem, tmp_path):
+    """A linked shard directory leading outside the root is not read (nothing outside the
+    root ever is): it is counted as skipped with its reason and named in a note."""
+    card = deer.card_path("alice", "__default__", "fact_far")
+    outside = tmp_path / "outside" / card.parent.name
+    raw_card(deer, outside / "fact_far.md", "fact_far")
+    os.symlink(outside, card.parent)
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and report.skipped == {"a directory linked outside the DeerFlow root (not read)": 1}
+    assert any(str(card.parent) in n and "leading outside the DeerFlow root" in n for n in report.notes)
+    assert mem.store.get_fact(Identity("default", "alice", "default"), "fact_far") is None
+
+
+def test_links_to_a_directory_read_already_to_nothing_or_in_a_loop_are_noted(deer, mem):
+    """A directory link back into the cards (read once), a dangling one and a link loop
+    are each named in a note; the cards are read once and the import goes on."""
+    facts = deer.card_path("alice", "__default__", "fact_keep").parent.parent
+    os.symlink(facts, facts / "zz")
+    os.symlink(facts / "gone", facts / "yy")
+    os.symlink("xx", facts / "xx")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 1 and not report.skipped
+    notes = " | ".join(report.notes)
+    assert "zz: the same directory as one read already" in notes
+    assert "yy: a link to nothing" in notes and "xx: a link loop; nothing read there" in notes
+
+
+def test_a_card_that_is_a_link_loop_is_a_typed_error_naming_the_file(deer, mem):
+    """A card file that is a link to itself stops the import with InvalidInput naming the
+    file, before anything is written."""
+    shard = deer.card_path("alice", "__default__", "fact_keep").parent
+    os.symlink("fact_x.md", shard / "fact_x.md")
+    with pytest.raises(InvalidInput, match=r"fact_x\.md: a symbolic link loop"):
+        import_deerflow(mem, deer.root)
+    assert nothing_written(mem)
+
+
+# ------------------------------------------------------------- scope and schema
+def test_schema_version_goes_to_the_provenance_and_a_scope_field_is_counted(tmp_path):
+    """`schemaVersion` is kept in the provenance (`schema N`; a value other than DeerMem
+    v2's is counted under mapped); a `scope` in the front matter is counted not carried:
+    the card's directory decides its scope, as in DeerFlow."""
+    deer = DeerMem(tmp_path / "deer")
+    deer.put("alice", id="fact_a", content="User likes tea", confidence=0.9, source="manual")
+    deer.put("alice", id="fact_b", content="User likes coffee", confidence=0.9, source="manual")
+    card = deer.card_path("alice", "__default__", "fact_a")
+    card.write_text(card.read_text().replace("schemaVersion: 2", "schemaVersion: 7")
+                    .replace("---\nid: fact_a", "---\nid: fact_a\nscope: team-shared"))
+    mem = Memory.open(tmp_path / "m.db")
+    report = import_deerflow(mem, deer.root)
+    assert report.added == 2
+    assert report.not_carried == {"scope (the card's directory decides it, as in DeerFlow)": 1}
+    assert report.mapped == {"schemaVersion 7 -> provenance (archivist reads DeerMem schema 2; the card was read "
+                             "as that)": 1}
+    ident = Identity("default", "alice", "default")
+    assert "; schema 7; source manual" in mem.store.get_fact(ident, "fact_a").provenance.extractor_version
+    assert "; schema 2; source manual" in mem.store.get_fact(ident, "fact_b").provenance.extractor_version
+    again = import_deerflow(mem, deer.root)  # neither field is part of the card's fingerprint
+    assert again.unchanged == 2 and again.updated == 0
+    mem.close()

@@ -17,8 +17,9 @@ manifest from its backup); legacy facts join the agent DeerFlow migrates them in
 current card is the same fact, while a legacy copy that differs is refused, as DeerFlow
 refuses it. Cards DeerFlow itself cannot read (bad front matter, an id that is not the
 file name or leaves the card's directory, a user or agent that is not the directory's,
-a wrong type) stop the import with :class:`InvalidInput` naming the file, before
-anything is written.
+a wrong type, a card that is a link loop) stop the import with :class:`InvalidInput` naming
+the file, before anything is written. A shard directory that is a link is read through it
+when it stays inside the root, and skipped (counted, noted) when it leads out.
 
 Every field is mapped or counted in ``DeerFlowReport.not_carried``:
 
@@ -44,8 +45,11 @@ consolidatedFrom, consolidatedAt  provenance; sources imported earlier and gone 
                                   are retired as merged into the consolidated fact
 source conversation + threadId    a user-message provenance with the thread (a candidate:
                                   DeerFlow keeps no quote); other sources: explicit
-revision, schemaVersion           version (first import), provenance; the card fingerprint
+revision                          version (first import), provenance; the card fingerprint
+schemaVersion                     provenance ``schema N`` (another value than 2 is counted)
 status, user_id, agent_name       checked (active; the card's own directory)
+scope                             not carried, counted: DeerFlow too takes the scope from
+                                  user_id/agent_name and the card's directory
 anything else                     not carried, counted per field
 memory.json sections              the six profile sections; others not carried, counted
 .metadata usage / eviction files  not carried (being read is not being confirmed), counted
@@ -56,11 +60,15 @@ DeerFlow fingerprint (content and every carried field) is unchanged is skipped; 
 one becomes a new version that supersedes the live one (retire + insert, as every update).
 Every new card or version passes the write gate (``governance.admit``: secrets, grants,
 injection, the confidence threshold, quotes); refusals, forgotten content and versions
-dated before the live one are skipped with their reason. One transaction; all or nothing.
+dated before the live one are skipped with their reason. The plan is made inside the one
+write transaction that carries it out: imports of the same store at the same time run one
+after the other, and the later one sees the earlier one's facts. All or nothing. The
+report never shows a word the content policy refuses: it reads ``[withheld: <code>]``.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -70,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import parse_time
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StoreConflict
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -92,6 +100,7 @@ from ..pipeline.governance import Rejection, admit, check_text, screen
 SECTION_NAMES = {"".join(w.title() if i else w for i, w in enumerate(name.split("_"))): name
                  for name in PROFILE_SECTIONS}  # workContext -> work_context
 DOCUMENT_VERSION = "2.0"
+SCHEMA_VERSION = 2  # a card's schemaVersion as DeerMem v2 writes it
 DEFAULT_BUCKET, PREVIOUS_DEFAULT = "__default__", "lead-agent"
 JOURNAL = ".memory.journal.json"
 MAX_CARD_BYTES = 1 << 20  # a card, a legacy card or a journal backup
@@ -113,13 +122,15 @@ _USER_DIR = re.compile(r"[A-Za-z0-9_-]+")
 _AGENT_DIR = re.compile(r"[a-z0-9-]+")  # DeerFlow lower-cases agent names in paths
 _DESCRIPTOR = re.compile(r"deermem (?P<id>[A-Za-z0-9_-]+) rev (?P<rev>\d+) card (?P<fp>[0-9a-f]{16})")
 _LIVE = (Status.COMMITTED, Status.CANDIDATE)
+_ATTEMPTS = 3  # plans of one import, when a concurrent write takes an id it chose
 
 
 @dataclass
 class DeerFlowReport:
     """What an import did. Every card found in a directory DeerFlow reads lands in exactly
     one of ``added``, ``updated``, ``unchanged`` and ``skipped`` (reason -> count;
-    ``rejected`` lists the gate's refusals file by file). ``mapped`` and ``not_carried``
+    ``rejected`` lists the gate's refusals file by file; a directory linked out of the root,
+    whose cards are not listed, counts once). ``mapped`` and ``not_carried``
     count, per field, the cards whose field went to another place or nowhere."""
 
     users: list[str] = field(default_factory=list)
@@ -165,7 +176,7 @@ class _Reader:
         self.real = root.resolve()
 
     def data(self, path: Path, limit: int) -> bytes:
-        real = path.resolve()
+        real = _real(path)
         if not real.is_relative_to(self.real):
             raise InvalidInput(f"{path}: leads outside the DeerFlow root ({real})")
         try:
@@ -290,7 +301,7 @@ class _Journal:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
                 continue
             target = _inside(udir, entry["path"], f"{path}: the entry for {fid!r}")
-            if target != card.resolve():
+            if target != _real(card):
                 raise InvalidInput(f"{path}: the entry for {fid!r} names {entry['path']!r}, not that fact's card")
             if (recovery / f"{fid}.md").exists():
                 journal.backups[card] = recovery / f"{fid}.md"
@@ -317,10 +328,18 @@ def _card_path(udir: Path, agent: str, fid: Any, where: Path) -> Path:
 
 def _inside(base: Path, relative: str, where: str) -> Path:
     candidate = Path(relative)
-    resolved = (base / candidate).resolve()
-    if candidate.is_absolute() or not resolved.is_relative_to(base.resolve()):
+    resolved = _real(base / candidate)
+    if candidate.is_absolute() or not resolved.is_relative_to(_real(base)):
         raise InvalidInput(f"{where}: path {relative!r} leads outside {base}")
     return resolved
+
+
+def _real(path: Path) -> Path:
+    """Where ``path`` leads; a link loop is a typed error naming the file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError('Symlink loop ...') before Python 3.13
+        raise InvalidInput(f"{path}: a symbolic link loop, or a link that cannot be followed ({exc})") from None
 
 
 def _meaningful(value: Any) -> bool:
@@ -431,7 +450,7 @@ class _UserStore:
         doc = self.manifest() or {}
         for key in doc:
             if key not in MANIFEST_FIELDS:
-                _count(self.report.not_carried, f"memory.json {key}")
+                _count(self.report.not_carried, f"memory.json {_shown(key)}")
         groups = {g: doc.get(g) or {} for g in ("user", "history")}
         agents_dir = self.udir / "agents"
         agent_dirs = sorted(p for p in agents_dir.iterdir() if p.is_dir()) if agents_dir.is_dir() else []
@@ -442,7 +461,7 @@ class _UserStore:
             if adir is previous:
                 continue
             if adir.name != DEFAULT_BUCKET and not _AGENT_DIR.fullmatch(adir.name):
-                n = len(list((adir / "facts").rglob("*.md"))) if (adir / "facts").is_dir() else 0
+                n = len(self._listing(adir / "facts", quiet=True))
                 self.report.notes.append(f"{adir}: not an agent name DeerFlow reads (lower-case letters, digits, "
                                          f"'-'); its {n} cards are not imported")
                 _count(self.report.not_carried, "cards of an agent directory DeerFlow does not read", n)
@@ -466,7 +485,7 @@ class _UserStore:
                     groups[g] = self._adopt(groups[g], legacy.get(g) or {}, legacy_path, g)
                 for key in legacy:
                     if key not in MANIFEST_FIELDS:
-                        _count(self.report.not_carried, f"memory.json {key}")
+                        _count(self.report.not_carried, f"memory.json {_shown(key)}")
                 self._legacy(self._facts_of(legacy, legacy_path, adir), adir.name)
         if previous is not None:
             unexpected = [p.name for p in previous.iterdir() if p.name != "facts"]
@@ -484,7 +503,7 @@ class _UserStore:
     def _cards(self, adir: Path, agent: str, into: dict | None = None) -> None:
         into = self.cards if into is None else into
         facts_dir = adir / "facts"
-        paths = set(facts_dir.rglob("*.md")) if facts_dir.is_dir() else set()
+        paths = set(self._listing(facts_dir))
         paths |= {p for p in self.journal.backups if p.is_relative_to(facts_dir)}  # deleted by the uncommitted write
         for path in sorted(paths):
             if path in self.journal.absent:
@@ -506,10 +525,64 @@ class _UserStore:
                                    f"(DeerFlow refuses the card too)")
             data, extras = _normalize(raw, str(path))
             canonical = _card_path(self.udir, agent, data["id"], path)
-            if path.resolve() != canonical.resolve():
+            if _real(path) != _real(canonical):
                 self.report.notes.append(f"{path}: not at its shard ({canonical.parent.name}/); DeerFlow reads it but "
                                          f"cannot update it")
             into[(agent, data["id"])] = _Card(str(path), self.user, agent, data, extras)
+
+    def _listing(self, facts_dir: Path, *, quiet: bool = False) -> list[Path]:
+        """The ``*.md`` entries under ``facts_dir``, found as DeerFlow finds its cards: a
+        linked directory (a shard moved elsewhere) is read through its link when it stays
+        inside the root; one that leads out of it, to a directory read already or nowhere
+        is reported (``quiet``: not), never dropped silently. A link loop named like a card
+        stops the import (:func:`_real`)."""
+        found: list[Path] = []
+        seen: set[Path] = set()
+        links: list[Path] = []
+
+        def visit(directory: Path) -> None:
+            seen.add(_real(directory))
+            try:
+                entries = sorted(directory.iterdir())
+            except OSError as exc:
+                raise InvalidInput(f"{directory}: cannot be listed ({exc.strerror or exc})") from None
+            for entry in entries:
+                if entry.is_symlink():
+                    links.append(entry)  # after every real directory: those are read at their own place
+                elif entry.is_dir():
+                    visit(entry)
+                elif entry.name.endswith(".md"):
+                    found.append(entry)
+
+        def tell(note: str, skip: str | None = None) -> None:
+            if not quiet:
+                self.report.notes.append(note)
+                if skip:
+                    self.report.skip(skip)
+
+        if facts_dir.is_dir():
+            visit(facts_dir)
+        while links:
+            link = links.pop(0)
+            if link.name.endswith(".md"):
+                _real(link)  # a loop stops here; where it leads the reader checks
+                found.append(link)
+                continue
+            try:
+                real = link.resolve()
+            except (OSError, RuntimeError):
+                tell(f"{link}: a link loop; nothing read there")
+                continue
+            if not real.is_dir():
+                tell(f"{link}: a link to {'nothing' if not real.exists() else 'a file'} ({real}); nothing read there")
+            elif not real.is_relative_to(self.reader.real):
+                tell(f"{link}: a directory link leading outside the DeerFlow root ({real}); the cards there are "
+                     f"not read", "a directory linked outside the DeerFlow root (not read)")
+            elif real in seen:
+                tell(f"{link}: the same directory as one read already ({real}); its cards are read once")
+            else:
+                visit(link)
+        return sorted(found)
 
     def _facts_of(self, doc: dict[str, Any], path: Path, base: Path) -> list[_Card]:
         """The legacy facts of a v1 ``memory.json``: a list of objects, or a manifest
@@ -576,15 +649,16 @@ class _UserStore:
             for name, value in groups[group].items():
                 target = SECTION_NAMES.get(name)
                 if target is None:
-                    self.report.notes.append(f"{self.user}: section {name!r} has no archivist equivalent; not carried")
-                    _count(self.report.not_carried, f"memory.json section {name}")
+                    self.report.notes.append(f"{self.user}: section {_shown(name)!r} has no archivist equivalent; "
+                                             f"not carried")
+                    _count(self.report.not_carried, f"memory.json section {_shown(name)}")
                     continue
                 if not isinstance(value, dict) or not isinstance(value.get("summary", ""), str):
                     raise InvalidInput(f"{self.udir / 'memory.json'}: section {name!r} must be an object with "
                                        f"a summary string")
                 for key in value:
                     if key not in ("summary", "updatedAt"):
-                        _count(self.report.not_carried, f"memory.json section field {key}")
+                        _count(self.report.not_carried, f"memory.json section field {_shown(key)}")
                 if value.get("summary", "").strip():
                     at = _time(value.get("updatedAt"), f"{self.udir / 'memory.json'}", f"{name}.updatedAt")
                     out.append(ProfileSection(target, value["summary"].strip(), at or self.now))
@@ -611,6 +685,37 @@ def _safe_user_id(raw: str) -> str:
 def _count(counter: dict[str, int], key: str, n: int = 1) -> None:
     if n:
         counter[key] = counter.get(key, 0) + n
+
+
+def _shown(text: str) -> str:
+    """DeerFlow's text as the report may show it (the report is printed, ``archivist import
+    --json``): what the content policy refuses (a secret in a field name or a category) is
+    withheld, as it is from memory."""
+    problem = screen(text)
+    return text if problem is None else f"[withheld: {problem.code}]"
+
+
+_WORD = re.compile(r"[^\s/\\'\",;:()\[\]{}=<>]+")
+
+
+def _redacted(text: str, root: str) -> str:
+    """``text`` with each word the content policy refuses withheld: a file or directory name
+    in DeerFlow's store, an id, may look like a secret. Words, not the whole text: the
+    report's own sentences (a refusal's reason) must not read as what they describe; and
+    ``root``, the path the caller gave, is shown as given."""
+    return root.join(_WORD.sub(lambda m: _shown(m.group()), part) for part in text.split(root))
+
+
+def _withheld(report: DeerFlowReport, root: Path) -> DeerFlowReport:
+    """The last look at the report before it is returned: no word in it that memory refuses."""
+    for name in ("skipped", "mapped", "not_carried"):
+        counts: dict[str, int] = {}
+        for key, n in getattr(report, name).items():
+            _count(counts, _redacted(key, str(root)), n)
+        setattr(report, name, counts)
+    report.notes = [_redacted(n, str(root)) for n in report.notes]
+    report.rejected = [_redacted(r, str(root)) for r in report.rejected]
+    return report
 
 
 def _time(value: Any, where: str, name: str) -> datetime | None:
@@ -641,7 +746,7 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
         if isinstance(extension, str) and extension.strip():
             label = f"other/{extension.strip()}"
             category = CATEGORY_MAP.get(extension.strip(), Category.CONTEXT)
-            _count(report.mapped, f"categoryExtension {extension.strip()} -> "
+            _count(report.mapped, f"categoryExtension {_shown(extension.strip())} -> "
                                   f"{'category' if extension.strip() in CATEGORY_MAP else 'context + provenance'}")
         else:
             category = Category.CONTEXT
@@ -691,6 +796,16 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
     source = d["source"]
     descriptor = [f"deermem {d['id']} rev {d['revision']} card {_fingerprint(card)}", f"source {source['type']}",
                   f"category {label}"]
+    schema = d.get("schemaVersion")
+    if isinstance(schema, int) and not isinstance(schema, bool):
+        descriptor.insert(1, f"schema {schema}")
+        if schema != SCHEMA_VERSION:
+            _count(report.mapped, f"schemaVersion {schema} -> provenance (archivist reads DeerMem schema "
+                                  f"{SCHEMA_VERSION}; the card was read as that)")
+    elif schema is not None:
+        _count(report.not_carried, "schemaVersion (not an integer)")
+    if "scope" in d:  # DeerFlow sets a fact's scope from user_id/agent_name and its directory
+        _count(report.not_carried, "scope (the card's directory decides it, as in DeerFlow)")
     if d.get("confirmationCount"):
         descriptor.append(f"confirmed {d['confirmationCount']} times")
         _count(report.mapped, "confirmationCount -> provenance")
@@ -702,7 +817,7 @@ def _to_fact(card: _Card, ident: Identity, now: datetime, config, report: DeerFl
     if at is not None and not (d["consolidatedFrom"] and isinstance(at, str)):
         _count(report.not_carried, "consolidatedAt (not text, or without consolidatedFrom)")
     for key in card.extras:
-        _count(report.not_carried, key)
+        _count(report.not_carried, _shown(str(key)))
     conversation = source["type"] == "conversation"
     return Fact(
         id=d["id"], identity=ident, content=d["content"], category=category, kind=Kind.FACT,
@@ -792,20 +907,33 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
             raise InvalidInput(f"{udir}: both {DEFAULT_BUCKET} and an agent named 'default' hold facts; "
                                f"both would be archivist's agent 'default'")
         read.append((udir.name, sections, cards))
-    plan = _plan(memory, tenant, read, now, report)
-    with memory.writer(Identity(tenant, "_import", "default")) as w:
-        for ident, section in plan.sections:
-            memory.store.put_profile_section(ident, section)
-        for fact in plan.added:
-            w.restore(fact, code="imported", reason="imported from DeerFlow")
-        for head, new in plan.updated:
-            w.retire(head, Status.SUPERSEDED, code="deerflow_revision", reason=f"a new revision in DeerFlow ({new.id})",
-                     valid_to=new.valid_from)
-            w.restore(new, code="imported", reason=f"revision from DeerFlow, supersedes {head.id}")
-        for source, into in plan.merged:
-            w.retire(source, Status.SUPERSEDED, code="merge", reason=f"merged into {into} by DeerFlow's consolidation")
+    read_only = copy.deepcopy(report)  # what reading found; the plan adds to a fresh copy per attempt
+    for attempt in range(1, _ATTEMPTS + 1):
+        report = copy.deepcopy(read_only)
+        try:
+            # planned inside the write transaction: a concurrent import (or any writer of these
+            # users) waits for it, then plans against what this one wrote
+            with memory.writer(Identity(tenant, "_import", "default")) as w:
+                plan = _plan(memory, tenant, read, now, report)
+                for ident, section in plan.sections:
+                    memory.store.put_profile_section(ident, section)
+                for fact in plan.added:
+                    w.restore(fact, code="imported", reason="imported from DeerFlow")
+                for head, new in plan.updated:
+                    w.retire(head, Status.SUPERSEDED, code="deerflow_revision",
+                             reason=f"a new revision in DeerFlow ({new.id})", valid_to=new.valid_from)
+                    w.restore(new, code="imported", reason=f"revision from DeerFlow, supersedes {head.id}")
+                for source, into in plan.merged:
+                    w.retire(source, Status.SUPERSEDED, code="merge",
+                             reason=f"merged into {into} by DeerFlow's consolidation")
+        except StoreConflict as exc:  # another writer took an id this plan chose: plan again
+            if attempt == _ATTEMPTS:
+                raise StoreConflict(f"{root}: the DeerFlow import collided with concurrent writes {_ATTEMPTS} "
+                                    f"times; nothing was written; run it again ({exc})") from exc
+            continue
+        break
     report.merged = len(plan.merged)
-    return report
+    return _withheld(report, root)
 
 
 def _plan(memory, tenant: str, read, now: datetime, report: DeerFlowReport) -> _Plan:
