@@ -30,6 +30,7 @@ RULES = {
     ("GET", "/v1/jobs/{job_id}"): ("reader", False),
     ("GET", "/v1/users/{user}/export"): ("admin", True),
     ("GET", "/v1/users"): ("reader", False),
+    ("GET", "/v1/me"): ("reader", False),
     ("GET", "/v1/users/{user}/traces"): ("reader", False),
     ("GET", "/v1/users/{user}/traces/{trace_id}/why"): ("reader", False),
     ("GET", "/v1/users/{user}/consolidation-runs"): ("reader", False),
