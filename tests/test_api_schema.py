@@ -32,7 +32,9 @@ _REFUSALS = schema.config.checks.negative_data_rejection
 _REFUSALS.expected_statuses = [*_REFUSALS.expected_statuses, "413"]
 
 #: refusals of well-formed requests for what they mean, not for their shape
-SEMANTIC = {"rejected by the write gate", "over budget", "invalid budget", "invalid content"}
+#: "invalid name": an X-Agent/X-Project value of the right characters that is not a name once
+#: percent-decoded (not UTF-8, or not letters or digits) — the document cannot say which bytes spell one
+SEMANTIC = {"rejected by the write gate", "over budget", "invalid budget", "invalid content", "invalid name"}
 
 
 @schemathesis.check

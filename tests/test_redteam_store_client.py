@@ -338,14 +338,16 @@ def test_remote_put_and_delete_are_not_resent_after_a_lost_answer(server):
 
 
 def test_remote_non_ascii_agent_and_project(server):
-    """Agent and project names travel in headers, which carry ASCII only: a name in another
-    script is refused with that reason before anything is sent (never a raw UnicodeEncodeError)."""
+    """Agent and project names of any script reach the server: headers carry them
+    percent-encoded as UTF-8, and the server reads them back."""
     m, key, _, url = server
     with RemoteMemory(url, api_key=key) as remote:
-        for args in (("acme", "alice", "助手"), ("acme", "alice", "default", "projé")):
-            with pytest.raises(InvalidInput, match="ASCII"):
-                remote.scope(*args)
-    assert m.scope("acme", "alice").facts() == []
+        fact = remote.scope("acme", "alice", "助手").remember("Alice likes tea.")
+        assert fact.identity.agent == "助手"
+        assert remote.scope("acme", "alice", "助手").search("tea")[0].fact.id == fact.id
+        assert remote.scope("acme", "alice", "default").search("tea") == []
+        remote.scope("acme", "alice", "default", "projé").search("tea")
+    assert m.scope("acme", "alice", "助手").facts()[0].id == fact.id
 
 
 @pytest.mark.parametrize("answer", [

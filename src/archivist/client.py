@@ -195,10 +195,6 @@ class _Ops:
         if not isinstance(user, str) or not user:
             raise InvalidInput("a scope needs a user id")
         Identity(tenant, user, agent, project)  # the library's naming rule, checked before anything is sent
-        for name, value in (("agent", agent), ("project", project)):
-            if value is not None and not value.isascii():
-                raise InvalidInput(f"the {name} name {value!r} is not ASCII: over REST it travels in a header "
-                                   "(X-Agent / X-Project), which carries ASCII names only")
         self.tenant, self.user, self.agent, self.project = tenant, user, agent, project
 
     def _path(self, *parts: str) -> str:
@@ -372,10 +368,11 @@ class _Transport:
 
     def request_kwargs(self, call: _Call) -> dict[str, Any]:
         headers = dict(self.headers)
+        # headers carry ASCII: a name in another script goes percent-encoded as UTF-8 (the server decodes it)
         if call.agent:
-            headers["X-Agent"] = call.agent
+            headers["X-Agent"] = call.agent if call.agent.isascii() else quote(call.agent, safe="")
         if call.project:
-            headers["X-Project"] = call.project
+            headers["X-Project"] = call.project if call.project.isascii() else quote(call.project, safe="")
         params = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in (call.params or {}).items()}
         return {"method": call.method, "url": call.path, "json": call.json, "params": params, "headers": headers}
 

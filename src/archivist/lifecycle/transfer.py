@@ -68,8 +68,12 @@ def fact_from_dict(d: dict[str, Any]) -> Fact:
     if not isinstance(d.get("id"), str) or not SAFE_NAME.match(d["id"]) or ".." in d["id"]:
         raise ValueError(f"id must be 1-128 letters, digits or _.:@- (got {d.get('id')!r})")
     agent = d.get("agent") or "default"
-    if not isinstance(agent, str) or not SAFE_NAME.match(agent) or ".." in agent:
-        raise ValueError(f"agent must be 1-128 letters, digits or _.:@- (got {agent!r})")
+    if not isinstance(agent, str):
+        raise ValueError(f"agent must be a name (got {agent!r})")
+    try:  # the naming rule every entry point shares (letters and digits of any script)
+        Identity("t", "u", agent)
+    except InvalidInput as exc:
+        raise ValueError(f"agent: {exc}") from None
     if not isinstance(d.get("content"), str) or not d["content"].strip():
         raise ValueError("content must be a non-empty string")
     confidence = d.get("confidence")

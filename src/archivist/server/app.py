@@ -14,6 +14,7 @@ import dataclasses
 import json
 import re
 import typing
+from urllib.parse import unquote
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -40,7 +41,7 @@ from ..errors import (
     WriteRejected,
 )
 from ..memory import MAX_QUERY_CHARS
-from ..model import Category, new_id
+from ..model import Category, Identity, new_id
 from ..pipeline.governance import GovernanceConfig
 from . import links
 from . import schemas as S
@@ -53,6 +54,10 @@ MAX_CONTENT = GovernanceConfig().max_content_chars
 KEY_PATTERN = r"^[\w.:-]+$"  # the gate's rule (letters and digits of any script, _ . : -)
 ID = r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$"
 NAME = r"^\w[\w.:@-]{0,127}$"  # Identity's rule; \w: letters and digits of any script, and the underscore
+#: a name in a header: as written when ASCII, else percent-encoded UTF-8 ("%E5%8A%A9%E6%89%8B" is 助手)
+HEADER_NAME_PATTERN = r"^(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9_.:@-]|%[0-9A-Fa-f]{2})*$"
+HEADER_NAME_HELP = ("ASCII names as written; a name in another script percent-encoded as UTF-8 "
+                    "(助手 → %E5%8A%A9%E6%89%8B). Names are 1-128 letters or digits of any script and _ . : @ -.")
 
 
 class ApiError(Exception):
@@ -165,9 +170,11 @@ _API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey"
 def principal(request: Request,
               bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)] = None,
               x_api_key: Annotated[str | None, Depends(_API_KEY)] = None,
-              x_project: Annotated[str | None, Header(alias="X-Project", pattern=NAME, max_length=128,
+              x_project: Annotated[str | None, Header(alias="X-Project", pattern=HEADER_NAME_PATTERN,
+                                                      max_length=128 * 12,
                                                       description="The project whose memory is in reach: its "
-                                                                  "project facts plus the user's own.")] = None,
+                                                                  "project facts plus the user's own. "
+                                                                  + HEADER_NAME_HELP)] = None,
               ) -> Principal:
     """The caller, from the API key alone (and the project the request works in). Two
     keys that differ (Authorization and X-API-Key, or two Authorization headers) are
@@ -180,7 +187,7 @@ def principal(request: Request,
     found = principal_for(request.app.state.memory.store, secret or "")
     if found is None:
         raise ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer … or X-API-Key)")
-    return dataclasses.replace(found, project=x_project or None)
+    return dataclasses.replace(found, project=header_name(x_project, "X-Project") or None)
 
 
 class BodyLimit:
@@ -245,7 +252,29 @@ class HostAllowList:
 Caller = Annotated[Principal, Depends(principal)]
 UserPath = Annotated[str, Path(pattern=NAME, max_length=128)]
 FactPath = Annotated[str, Path(pattern=ID, max_length=128)]
-AgentHeader = Annotated[str, Header(alias="X-Agent", pattern=NAME, max_length=128)]
+AgentHeader = Annotated[str, Header(alias="X-Agent", pattern=HEADER_NAME_PATTERN, max_length=128 * 12,
+                                    description="The agent acting (default 'default'). " + HEADER_NAME_HELP)]
+
+
+def header_name(value: str | None, header: str) -> str | None:
+    """The name a header carries (percent-decoded); an encoding that is not UTF-8, or a
+    name the naming rule refuses, is a 422 titled 'invalid name'."""
+    if value is None:
+        return None
+    try:
+        name = unquote(value, errors="strict") if "%" in value else value
+    except UnicodeDecodeError:
+        raise ApiError(422, "invalid name", f"{header}: the percent-encoding is not UTF-8") from None
+    try:
+        Identity("t", "u", name)  # the naming rule every entry point shares
+    except InvalidInput:
+        ok = False
+    else:
+        ok = True
+    if not ok:
+        raise ApiError(422, "invalid name", f"{header}: {name!r} is not a name (1-128 letters or digits of any "
+                                            "script and _ . : @ -)")
+    return name
 
 
 def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
@@ -312,6 +341,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         return problem(exc.status_code, "error", str(exc.detail), request.url.path, headers=headers)
 
     def scope_of(p: Principal, user: str, agent: str, role: str = "reader"):
+        agent = header_name(agent, "X-Agent")
         if not p.may_act_for(user, agent):
             raise ApiError(403, "forbidden", "this key may not act for that user or agent")
         if not p.can(role):
@@ -425,7 +455,8 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         """Queue extraction of a conversation; poll the job for its report."""
         scope = scope_of(p, user, x_agent, "writer")
         job_id = new_id()
-        job = {"id": job_id, "status": "queued", "tenant": p.tenant, "user": user, "agent": x_agent, "report": None}
+        job = {"id": job_id, "status": "queued", "tenant": p.tenant, "user": user, "agent": scope.identity.agent,
+               "report": None}
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
 
         def run(job: dict[str, Any]) -> None:

@@ -95,7 +95,7 @@ function friendly(code,body,what){const d=body&&typeof body==="object"?body:{det
  if(code===503)return "The memory store is busy. Try again in a moment.";
  return `The server answered ${code}${detail?`: ${detail}`:""}.`}
 async function api(path,opts={},what=""){const key=$("#key").value.trim();sessionStorage.setItem("archivist-key",key);
- let r;try{r=await fetch(path,{...opts,headers:{"Authorization":"Bearer "+key,"X-Agent":agent(),"Content-Type":"application/json",...(opts.headers||{})}})}
+ let r;try{r=await fetch(path,{...opts,headers:{"Authorization":"Bearer "+key,"X-Agent":/^[\x20-\x7e]*$/.test(agent())?agent():encodeURIComponent(agent()),"Content-Type":"application/json",...(opts.headers||{})}})}
  catch(e){if(!opts.quiet)notice("The server cannot be reached. Is archivist serve still running?");throw e}
  const body=r.headers.get("content-type")?.includes("json")?await r.json():await r.text();
  if(!r.ok){const m=friendly(r.status,body,what);if(!opts.quiet)notice(m);throw new Error(m)}return body}
