@@ -216,3 +216,16 @@ def test_prompt_injection_and_standing_orders_are_refused_by_the_gate(tmp_path, 
     mem = Memory.open(tmp_path / "m.db")
     _, result = mcp_call(mem, "remember", {"content": text})
     assert result.is_error and text_of(result).startswith("WriteRejected:"), result.structured_content
+
+
+def test_agent_names_of_any_script_travel_percent_encoded():
+    """X-Agent carries a name in another script percent-encoded as UTF-8; what does not
+    decode to a name is a 422 'invalid name', never another agent's memory."""
+    mem, app, c, keys = rest()
+    mem.scope("acme", "alice", "助手").remember("Alice prefers short answers.")
+    listed = c.get("/v1/users/alice/facts", headers=auth(keys["reader"], **{"X-Agent": "%E5%8A%A9%E6%89%8B"}))
+    assert listed.status_code == 200 and listed.json()["items"][0]["agent"] == "助手"
+    assert c.get("/v1/users/alice/facts", headers=auth(keys["reader"])).json()["total"] == 0
+    for bad in ("%FF", "%E2%80%8B", "a%2Fb", "%2E%2E", "-x"):
+        r = c.get("/v1/users/alice/facts", headers=auth(keys["reader"], **{"X-Agent": bad}))
+        assert r.status_code == 422 and r.json()["title"] in ("invalid name", "invalid request"), (bad, r.text)
