@@ -11,10 +11,7 @@ import threading
 import time
 
 import httpx
-import numpy as np
 import pytest
-import uvicorn
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from archivist import FixedClock, Memory, RemoteMemory
@@ -30,35 +27,13 @@ from archivist.errors import (
 from archivist.integrations.langgraph_store import ArchivistStore
 from archivist.server.app import create_app
 from archivist.server.keys import create_key
+from test_langgraph_store_contract import LetterCounts as Letters
+from test_remote_memory import Serving
 
 T0 = "2026-01-01T00:00:00+00:00"
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-class Letters(Embeddings):
-    """Letter counts (36 dims); records every text it is sent."""
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    @staticmethod
-    def _one(text: str) -> list[float]:
-        v = np.zeros(36)
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-            elif "0" <= ch <= "9":
-                v[26 + ord(ch) - 48] += 1
-        return v.tolist()
-
-    def embed_documents(self, texts):
-        self.calls.append(list(texts))
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text):
-        return self._one(text)
-
 
 @pytest.fixture
 def mem(tmp_path):
@@ -67,27 +42,15 @@ def mem(tmp_path):
     m.close()
 
 
-class Serving:
-    def __init__(self, app) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        self.url = f"http://127.0.0.1:{self.server.servers[0].sockets[0].getsockname()[1]}"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(5)
-
-
 class Canned:
     """ASGI: answers the next ``left`` requests with a canned (status, headers, body)."""
 
     def __init__(self, app) -> None:
-        self.app, self.left, self.answer = app, 0, None
+        self.app, self.left, self.answer, self.seen = app, 0, None, 0
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            self.seen += 1
         if scope["type"] == "http" and self.left > 0:
             self.left -= 1
             status, headers, body = self.answer

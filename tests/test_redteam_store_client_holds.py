@@ -11,162 +11,16 @@ import socket
 import threading
 import time
 
-import httpx
-import numpy as np
 import pytest
-import uvicorn
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from archivist import AsyncRemoteMemory, FixedClock, Memory, RemoteMemory
 from archivist.errors import AccessDenied, FactNotFound, InvalidInput, RemoteUnavailable, WriteRejected
 from archivist.integrations.langgraph_store import ArchivistStore, AsyncArchivistStore
-from archivist.server.app import create_app
-from archivist.server.keys import create_key
 
-T0 = "2026-01-01T00:00:00+00:00"
+from test_redteam_store_client import T0, DropProxy, Letters, mem, server  # noqa: F401 (mem, server: fixtures)
 
-
-# -- helpers ---------------------------------------------------------------------------------
-
-class Letters(Embeddings):
-    """Letter counts (36 dims); records every text it is sent."""
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    @staticmethod
-    def _one(text: str) -> list[float]:
-        v = np.zeros(36)
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-            elif "0" <= ch <= "9":
-                v[26 + ord(ch) - 48] += 1
-        return v.tolist()
-
-    def embed_documents(self, texts):
-        self.calls.append(list(texts))
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text):
-        return self._one(text)
-
-
-@pytest.fixture
-def mem(tmp_path):
-    m = Memory.open(tmp_path / "m.db", clock=FixedClock(T0))
-    yield m
-    m.close()
-
-
-class Serving:
-    def __init__(self, app) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        self.url = f"http://127.0.0.1:{self.server.servers[0].sockets[0].getsockname()[1]}"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(5)
-
-
-class Canned:
-    """ASGI: answers the next ``left`` requests with a canned (status, headers, body)."""
-
-    def __init__(self, app) -> None:
-        self.app, self.left, self.answer, self.seen = app, 0, None, 0
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            self.seen += 1
-        if scope["type"] == "http" and self.left > 0:
-            self.left -= 1
-            status, headers, body = self.answer
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
-
-
-class DropProxy:
-    """HTTP/1.1 proxy: forwards each request (the server acts on it); while ``drop[method]``
-    > 0 it then closes the client's connection instead of relaying the answer."""
-
-    def __init__(self, upstream: str) -> None:
-        self.drop: dict[str, int] = {}
-        self.forwarded: list[tuple[str, int]] = []
-        self.client = httpx.Client(base_url=upstream)
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn) -> None:
-        buf = b""
-        try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    buf += chunk
-                head, buf = buf.split(b"\r\n\r\n", 1)
-                lines = head.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = [(k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in lines[1:])]
-                length = int(next((v for k, v in headers if k.lower() == "content-length"), "0"))
-                while len(buf) < length:
-                    buf += conn.recv(65536)
-                body, buf = buf[:length], buf[length:]
-                skip = ("host", "content-length", "connection", "accept-encoding")
-                r = self.client.request(method, target, content=body,
-                                        headers={k: v for k, v in headers if k.lower() not in skip})
-                self.forwarded.append((method, r.status_code))
-                if self.drop.get(method, 0) > 0:
-                    self.drop[method] -= 1
-                    return  # the server acted; the client never hears of it
-                out = f"HTTP/1.1 {r.status_code} {r.reason_phrase}\r\n".encode()
-                for k, v in r.headers.items():
-                    if k.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
-                        out += f"{k}: {v}\r\n".encode("latin-1")
-                conn.sendall(out + f"content-length: {len(r.content)}\r\n\r\n".encode() + r.content)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def close(self) -> None:
-        self.sock.close()
-        self.client.close()
-
-
-@pytest.fixture
-def server(tmp_path):
-    """(memory, admin key of tenant acme, Canned wrapper, url) over a real server."""
-    m = Memory.open(tmp_path / "srv.db")
-    key = create_key(m.store, tenant="acme", users=["*"], role="admin")[1]
-    canned = Canned(create_app(m))
-    serving = Serving(canned)
-    yield m, key, canned, serving.url
-    serving.stop()
-    m.close()
-
-
-# == ArchivistStore ==========================================================================
 
 def test_store_forget_user_leaves_no_text_or_vector_in_the_files(tmp_path):
     path = tmp_path / "m.db"

@@ -177,6 +177,8 @@ class Memory:
         self.filter = message_filter or filter_messages
         self.vector_fallback = vector_fallback
         self._queues: weakref.WeakSet[Any] = weakref.WeakSet()  # update queues feeding this memory
+        self.closed = False
+        self._when_closed: list[Any] = []  # background workers to stop on close (a store's TTL sweeper)
         self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
         if self.embedder is not None:
             stored = store.vector_model()
@@ -277,22 +279,14 @@ class Memory:
 
     def close(self) -> None:
         self.closed = True
-        for callback in getattr(self, "_when_closed", ()):  # background workers over this memory stop
+        for callback in self._when_closed:
             callback()
         self.store.close()
 
     def when_closed(self, callback: Any) -> None:
         """Run ``callback()`` when :meth:`close` is called (a LangGraph store's TTL sweeper
         stops); callbacks must be quick and must not raise."""
-        self.__dict__.setdefault("_when_closed", []).append(callback)
-
-    @property
-    def closed(self) -> bool:
-        return getattr(self, "_closed", False)
-
-    @closed.setter
-    def closed(self, value: bool) -> None:
-        self._closed = value
+        self._when_closed.append(callback)
 
     def __enter__(self) -> Memory:
         return self
