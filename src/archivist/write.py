@@ -199,6 +199,27 @@ class Writer:
         self._log(AuditEntry(self.now, "import", code, reason, fact.id, content_hash(fact.content), fact.content),
                   fact.identity)
 
+    def keep_episodes(self, episodes: Sequence[Fact]) -> list[Fact]:
+        """Store what was said (see :mod:`archivist.pipeline.episodes`); an episode
+        already kept (the same message delivered again) is left as it is. Returns the
+        new ones. Episodes are evidence, not decisions: they pass no gate beyond the
+        screening that built them, and are not audited one by one."""
+        if not episodes:
+            return []
+        by_scope: dict[Identity, set[str]] = {}
+        for e in episodes:
+            by_scope.setdefault(e.identity, set()).add(e.provenance.message_id or "")
+        known = {f.id for identity, messages in by_scope.items()
+                 for f in self.store.list_facts(identity, statuses=(Status.EPISODE,), message_ids=sorted(messages))}
+        fresh = []
+        for e in episodes:
+            if e.id not in known:
+                known.add(e.id)
+                self.store.insert_fact(e)
+                fresh.append(e)
+        self.committed.extend(fresh)
+        return fresh
+
     def profile(self, section: ProfileSection) -> None:
         self.store.put_profile_section(self.identity, section)
         self._log(AuditEntry(self.now, "profile", "accepted", f"profile section {section.name} updated",

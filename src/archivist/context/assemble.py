@@ -86,6 +86,7 @@ class ContextRequest:
     budget: int = 8000
     reserve: int | None = None  # tokens left for the reply; None: default_reserve(budget)
     memory_k: int = 8
+    episode_k: int = 4  # turns as said (episodes) recalled into the evidence section; 0: none
     sections: Sequence[str] | None = None  # restrict to these sections (None: the planner decides)
     steps: Sequence[Any] = ()  # this run's tool calls and results after the request, in order (protected)
     pinned: Sequence[str] = ()  # ids of history messages kept whole: this turn's input before the request
@@ -289,6 +290,8 @@ class RuleBasedPlanner:
             wanted.add("project_rules")
         if query_terms(request.query) and not self._ack.is_acknowledgement(request.query):
             wanted.add("memory")
+            if request.episode_k:
+                wanted.add("evidence")  # what was said, recalled with the facts
         return [s for s in available if s in wanted]
 
 
@@ -331,6 +334,8 @@ def render_evidence(meta: Mapping[str, Any], excerpt: str) -> str:
     line = {"id": meta["id"], "source": meta["source"], "observed_at": meta.get("observed_at") or "unknown"}
     if meta.get("version"):
         line["version"] = meta["version"]
+    if meta.get("said_by"):
+        line["said_by"] = meta["said_by"]
     return json_line({**line, "excerpt": excerpt, "external_data": True})
 
 

@@ -40,7 +40,7 @@ class ScopeReader(Protocol):
     identity: Any
     memory: Any
 
-    def search(self, query: str, k: int = 5) -> list[Any]: ...
+    def search(self, query: str, k: int = 5, *, kinds: Any = ...) -> list[Any]: ...
 
 
 MAX_EVIDENCE_ID = 200
@@ -141,12 +141,19 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
                               meta={"key": fact.key, "value": fact.content, "content": fact.content}))
         return items
 
+    @lru_cache(maxsize=1)
+    def recall() -> list[Any]:  # the memory and evidence sources both read it: one search per call
+        if not query_terms(request.query):
+            return []
+        return scope.search(request.query, k=request.memory_k + BEYOND_K + request.episode_k,
+                            kinds=("fact", "episode") if request.episode_k else ("fact",))
+
     @io_source
     def memory() -> list[Item]:
         """The best ``memory_k`` hits, plus what a reader of the trace would look for and
         not find: the next hits (``beyond_k``), and expired or unconfirmed facts sharing a
         word with the request — each filtered with its reason, never shown to the model."""
-        hits = scope.search(request.query, k=request.memory_k + BEYOND_K)
+        hits = [h for h in recall() if h.kind == "fact"][:request.memory_k + BEYOND_K]
         disputed = open_conflicts(store, identity)
         items = []
         hits = [h for h in hits if h.fact.category is not Category.PREFERENCE]  # in the preferences section
@@ -198,6 +205,8 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
             meta = {"id": found.id, "source": found.source, "content": found.content, "version": found.version,
                     "observed_at": found.observed_at.isoformat() if found.observed_at else None}
             items.append(evidence_item(meta, found.identity))
+        for h in [h for h in recall() if h.kind == "episode"][:request.episode_k]:
+            items.append(episode_item(h))
         return items
 
     def reference() -> list[Item]:
@@ -250,6 +259,20 @@ def not_live_matches(store: Any, identity: Identity, query: str, now: datetime, 
               if f.status is Status.EXPIRED or f.valid_until is None or f.valid_until > now]
     out = [f for f in facts if f.id not in skip and wanted & set(query_terms(f.content))]
     return out[:NOT_LIVE_LIMIT]
+
+
+def episode_item(hit: Any) -> Item:
+    """A recalled turn as evidence: who said it and when, its words as an excerpt tagged
+    as external data (cut to fit like any evidence), its search score."""
+    e = hit.fact
+    who = e.speaker or e.role or "unknown"
+    meta = {"id": e.id, "source": f"episode:{e.role or 'unknown'}", "content": e.content,
+            "observed_at": e.created_at.isoformat(), "said_by": who if who == e.role else f"{who} ({e.role})",
+            "score": hit.score, "episode": True, "thread_id": e.provenance.thread_id,
+            "message_id": e.provenance.message_id}
+    item = evidence_item(meta, e.identity)
+    item.breakdown = {k: round(v, 6) for k, v in hit.explanation.items()}
+    return item
 
 
 def summary_item(summary: Any, owner: Identity) -> Item:

@@ -28,7 +28,10 @@ def parse_locomo_time(text: str) -> str | None:
 def locomo(path: str | Path, stats: dict[str, int] | None = None) -> Iterator[dict[str, Any]]:
     """One pool per conversation, one item per dialog turn (the paper's item text:
     ``{speaker} said, "{text}"`` plus the image caption when there is one); a session
-    is a thread (``meta.thread``), so the product reads each turn in its conversation. Questions whose
+    is a thread (``meta.thread``), so the product reads each turn in its conversation.
+    For the conversation path (:mod:`archivist.eval.conversations`) ``meta`` also holds
+    the words as said (``said``), the shared image's caption (``shared``) and the
+    speaker's role: speaker A is the user, speaker B the assistant. Questions whose
     evidence ids do not resolve are skipped and counted in ``stats``."""
     stats = stats if stats is not None else {}
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -36,13 +39,17 @@ def locomo(path: str | Path, stats: dict[str, int] | None = None) -> Iterator[di
         c = conv["conversation"]
         items, ids = [], set()
         sessions = sorted((int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k))))
+        roles = {c.get("speaker_a"): "user", c.get("speaker_b"): "assistant"}
         for n in sessions:
             when = parse_locomo_time(c.get(f"session_{n}_date_time", "")) or None
             for turn in c[f"session_{n}"]:
                 text = f'{turn["speaker"]} said, "{turn["text"]}"'
                 if turn.get("blip_caption"):
                     text += f' and shared {turn["blip_caption"]}'
-                meta = {"session": n, "thread": f"session_{n}", "speaker": turn["speaker"]}
+                meta = {"session": n, "thread": f"session_{n}", "speaker": turn["speaker"], "said": turn["text"],
+                        "role": roles.get(turn["speaker"], "user")}
+                if turn.get("blip_caption"):
+                    meta["shared"] = turn["blip_caption"]
                 items.append({"id": turn["dia_id"], "text": text, "time": when, "meta": meta})
                 ids.add(turn["dia_id"])
         queries = []

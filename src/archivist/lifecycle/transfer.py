@@ -2,7 +2,8 @@
 
 * **JSONL** (lossless, versioned): a header line ``{"format": "archivist", "version": 1,
   "tenant", "user", "exported_at"}``, then one record per line with a ``type``: ``fact``
-  (every version, every status, all agents), ``profile_section``, ``preference``,
+  (every version, every status, all agents), ``episode`` (a turn as it was said, see
+  :mod:`archivist.pipeline.episodes`), ``profile_section``, ``preference``,
   ``evidence``, ``summary`` and ``tombstone``. Audit trails and context traces stay with
   the store that made them.
 * **Markdown cards**: ``<dir>/<agent>/<fact id>.md``, YAML front matter plus the content
@@ -29,6 +30,7 @@ from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
 from ..model import content_hash
+from ..pipeline.episodes import screen_turn
 from ..pipeline.governance import Rejection, admit, screen
 from ..model import (
     Authority,
@@ -47,7 +49,7 @@ from ..model import (
 )
 
 FORMAT, VERSION = "archivist", 1
-RECORD_TYPES = ("fact", "profile_section", "preference", "evidence", "summary", "tombstone")
+RECORD_TYPES = ("fact", "episode", "profile_section", "preference", "evidence", "summary", "tombstone")
 
 
 # ----------------------------------------------------------------------- facts <-> dicts
@@ -106,7 +108,17 @@ def fact_from_dict(d: dict[str, Any]) -> Fact:
         valid_from=_time(d.get("valid_from"), "valid_from", required=False),
         recorded_at=_time(d.get("recorded_at"), "recorded_at", required=False),
         retired_at=_time(d.get("retired_at"), "retired_at", required=False),
+        role=_name(d.get("role"), "role"),
+        speaker=_name(d.get("speaker"), "speaker"),
     )
+
+
+def _name(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 200 or not value.isprintable():
+        raise ValueError(f"{name} must be printable text of at most 200 characters")
+    return value
 
 
 # ----------------------------------------------------------------------------- export
@@ -127,9 +139,12 @@ def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
                "expires_at": pref.expires_at.isoformat() if pref.expires_at else None}
     for agent in agents:
         ident = Identity(tenant, user, agent)
-        facts = store.list_facts(ident, statuses=tuple(Status))
+        rows = store.list_facts(ident, statuses=tuple(Status))
+        facts = [f for f in rows if not f.is_episode]
         for fact in sorted(facts, key=lambda f: (f.created_at, f.version, f.id)):
             yield {"type": "fact", **fact.as_dict()}
+        for episode in reversed([f for f in rows if f.is_episode]):  # in the order said (and stored)
+            yield {"type": "episode", **episode.as_dict()}
         for ev in store.list_evidence(ident):
             yield {"type": "evidence", "agent": agent, "id": ev.id, "source": ev.source, "content": ev.content,
                    "observed_at": ev.observed_at.isoformat() if ev.observed_at else None,
@@ -152,6 +167,7 @@ def export_jsonl(memory, tenant: str, user: str, out) -> int:
 @dataclass
 class ImportReport:
     facts: int = 0
+    episodes: int = 0
     profile_sections: int = 0
     preferences: int = 0
     evidence: int = 0
@@ -201,16 +217,29 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
     target, records = _parse_jsonl(lines, source, tenant, user)
     store = memory.store
     facts: list[tuple[int, Fact]] = []
+    episodes: list[tuple[int, Fact]] = []
     other: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
     for number, r in records:
         where = f"{source}:{number}"
         kind = r["type"]
         try:
-            if kind == "fact":
+            if kind == "episode":
+                if r.get("tenant") != tenant:
+                    raise ValueError(f"the episode belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
+                episode = fact_from_dict({**r, "user": target})
+                if not episode.is_episode or episode.role not in ("user", "assistant"):
+                    raise ValueError("an episode has status 'episode' and role 'user' or 'assistant'")
+                if episode.id in seen:
+                    raise ValueError(f"duplicate id {episode.id!r} (first on line {seen[episode.id]})")
+                seen[episode.id] = number
+                episodes.append((number, episode))
+            elif kind == "fact":
                 if r.get("tenant") != tenant:
                     raise ValueError(f"the fact belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
                 fact = fact_from_dict({**r, "user": target})
+                if fact.is_episode:
+                    raise ValueError("status 'episode' belongs to an episode record")
                 if fact.id in seen:
                     raise ValueError(f"duplicate fact id {fact.id!r} (first on line {seen[fact.id]})")
                 seen[fact.id] = number
@@ -257,6 +286,13 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         else:
             report.candidates += admitted.status is not fact.status
             kept.append((number, admitted))
+    said = []
+    for number, episode in episodes:  # the words as said pass the episode screening again (an edited file)
+        text, problem = screen_turn(episode.content, detect_grants=memory.governance.detect_grants)
+        if problem is not None:
+            report.rejected.append(f"{source}:{number}: {problem}")
+        else:
+            said.append(episode.evolve(content=text))
     dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
     facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
     for kind, item in other:
@@ -268,6 +304,7 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         for _, fact in _in_link_order(facts):
             w.restore(fact)
             report.facts += 1
+        report.episodes += len(w.keep_episodes(said))  # an episode already here (the same turn) is kept once
         for kind, item in other:
             if kind == "profile_section":
                 store.put_profile_section(Identity(tenant, target, "default"), item)

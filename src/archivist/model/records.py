@@ -62,6 +62,11 @@ class Status(StrEnum):
     EXPIRED = "expired"
     DELETED = "deleted"
     ARCHIVED = "archived"  # moved to cold storage by consolidation: kept, never recalled
+    EPISODE = "episode"  # what was said: a turn kept as evidence, recalled beside facts, never a fact
+
+
+# what the keyword and vector indexes hold: committed facts and episodes (recalled apart by status)
+INDEXED: tuple[Status, ...] = (Status.COMMITTED, Status.EPISODE)
 
 
 class SourceType(StrEnum):
@@ -71,6 +76,7 @@ class SourceType(StrEnum):
     EXPLICIT = "explicit"  # written through the API by the trusted application
     TOOL = "tool"  # a tool result
     DOCUMENT = "document"  # an external document or upload
+    ASSISTANT_MESSAGE = "assistant_message"  # what the assistant said: an episode's source, never a fact's
 
 
 PROFILE_SECTIONS: tuple[str, ...] = (
@@ -162,6 +168,12 @@ class Fact:
     valid_from: datetime | None = None
     recorded_at: datetime | None = None  # when it became committed memory (None while a candidate)
     retired_at: datetime | None = None  # when memory stopped holding it (superseded, expired, archived)
+    role: str | None = None  # an episode's: "user" or "assistant"
+    speaker: str | None = None  # an episode's: the speaker's name when the message gave one
+
+    @property
+    def is_episode(self) -> bool:
+        return self.status is Status.EPISODE
 
     @property
     def valid_to(self) -> datetime | None:
@@ -222,6 +234,8 @@ class Fact:
             "valid_from": self.valid_from.isoformat() if self.valid_from else None,
             "recorded_at": self.recorded_at.isoformat() if self.recorded_at else None,
             "retired_at": self.retired_at.isoformat() if self.retired_at else None,
+            "role": self.role,
+            "speaker": self.speaker,
         }
 
 
@@ -256,11 +270,16 @@ class Profile:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A recalled fact with its final score and the parts the score came from."""
+    """A recalled fact or episode with its final score and the parts the score came from."""
 
     fact: Fact
     score: float
     explanation: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``"fact"`` (a committed fact card) or ``"episode"`` (a turn as it was said)."""
+        return "episode" if self.fact.status is Status.EPISODE else "fact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +364,7 @@ __all__ = [
     "Durability",
     "Fact",
     "FactScope",
+    "INDEXED",
     "Identity",
     "Kind",
     "PROFILE_SECTIONS",

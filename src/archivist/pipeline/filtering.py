@@ -60,6 +60,7 @@ class Row:
     role: str  # "user" or "assistant"
     content: str
     at: datetime | None = None  # when it was written: its own timestamp, else the session's time
+    speaker: str | None = None  # the speaker's name, when the message carries one (``name``)
 
 
 
@@ -89,6 +90,7 @@ class Message:
     content: str | None  # None when the content is not text at all
     meta: dict[str, Any]
     has_tool_calls: bool
+    name: str | None = None  # the speaker's name (LangChain's ``name``, a dict's ``name``)
 
     @property
     def at(self) -> datetime | None:
@@ -150,7 +152,9 @@ def to_message(raw: Any, index: int = 0) -> Message:
     tool_calls = _get(raw, "tool_calls") or meta.get("tool_calls") or []
     raw_id = _get(raw, "id")
     mid = str(raw_id) if raw_id not in (None, "") else message_id(role, content, index)
-    return Message(id=mid, role=role, content=content, meta=meta, has_tool_calls=bool(tool_calls))
+    name = _get(raw, "name")
+    name = name.strip()[:200] if isinstance(name, str) and name.strip() and name.isprintable() else None
+    return Message(id=mid, role=role, content=content, meta=meta, has_tool_calls=bool(tool_calls), name=name)
 
 
 def is_clarification_answer(message: Message) -> bool:
@@ -211,7 +215,7 @@ class MessageFilter:
                     dropped.append((m.id, "greeting or acknowledgement"))
                     skip_reply = True
                 else:
-                    rows.append(Row(m.id, "user", text, m.at or at))
+                    rows.append(Row(m.id, "user", text, m.at or at, m.name))
                     skip_reply = False
             elif m.role == "assistant":
                 if m.has_tool_calls:
@@ -221,7 +225,7 @@ class MessageFilter:
                 elif not m.content or not m.content.strip():
                     dropped.append((m.id, "empty assistant message"))
                 else:
-                    rows.append(Row(m.id, "assistant", m.content.strip(), m.at or at))
+                    rows.append(Row(m.id, "assistant", m.content.strip(), m.at or at, m.name))
             elif m.role == "tool":
                 dropped.append((m.id, "tool message"))
             else:

@@ -572,9 +572,9 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
                 if previous is not None:
                     what = previous.body  # "之前跟你说的抑郁和吃药的事，帮我都删了吧": the thing is in the clause before
                 elif existing:  # "forget that": what was said last
-                    _remove(out, row, clause, max(existing, key=lambda f: f.updated_at))
+                    _remove(out, row, clause, max(existing, key=lambda f: f.updated_at), forget=True)
                     continue
-            _removal(row, clause, what, existing, out)
+            _removal(row, clause, what, existing, out, forget=True)
             previous = clause
             continue
         previous = clause
@@ -636,7 +636,8 @@ _FORGET_FRAME = re.compile(r"^(?:what|everything)\s+(?:i|I)\s+(?:told|said to|me
                            re.I)
 
 
-def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: Extraction) -> bool:
+def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: Extraction, *,
+             forget: bool = False) -> bool:
     """Retire the live facts ``what`` names ("forget that I have a cat", "别记我住在哪了",
     "之前跟你说的抑郁和吃药的事，帮我都删了") — never for someone else's ("别记我老婆在哪上班了") or
     for a topic of the conversation ("forget about the weather in Bergen")."""
@@ -645,13 +646,15 @@ def _removal(row: Row, clause: Clause, what: str, existing: Sequence[Any], out: 
         return False
     targets = _matches(_FORGET_FRAME.sub("", what.strip()).strip(), existing)
     for target in targets:
-        _remove(out, row, clause, target)
+        _remove(out, row, clause, target, forget=forget)
     return bool(targets)
 
 
-def _remove(out: Extraction, row: Row, clause: Clause, fact: Any) -> None:
+def _remove(out: Extraction, row: Row, clause: Clause, fact: Any, *, forget: bool = False) -> None:
+    """A removal; ``forget`` when the user asked to forget it (then the words said go too),
+    not only that it stopped being true."""
     out.removals.append({"fact_id": fact.id, "evidence_message_id": row.id, "evidence_text": clause.quote,
-                         "reason": f"the user said: {clause.quote[:200]}"})
+                         "reason": f"the user said: {clause.quote[:200]}", "forget": forget})
 
 
 def _matches(what: str, existing: Sequence[Any]) -> list[Any]:

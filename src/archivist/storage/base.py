@@ -79,10 +79,11 @@ class Store(ABC):
         limit: int | None = None,
         category: Category | str | None = None,
         expired_at: datetime | None = None,
+        message_ids: Sequence[str] | None = None,
     ) -> list[Fact]:
         """Facts of the scope, newest first; ``live_at`` drops those expired by then,
         ``expired_at`` keeps only those whose validity ended by then, ``category`` keeps
-        one category."""
+        one category, ``message_ids`` those resting on one of these messages."""
 
     @abstractmethod
     def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:
@@ -90,10 +91,12 @@ class Store(ABC):
 
     @abstractmethod
     def keyword_search(
-        self, identity: Identity, terms: Sequence[str], *, limit: int, live_at: datetime
+        self, identity: Identity, terms: Sequence[str], *, limit: int, live_at: datetime,
+        statuses: Sequence[Status] = (Status.COMMITTED,),
     ) -> list[KeywordMatch]:
-        """Committed, unexpired facts matching any of ``terms`` (already segmented,
-        stopwords removed), best first. Backends quote the terms themselves."""
+        """Unexpired rows of ``statuses`` (committed facts, and episodes when asked)
+        matching any of ``terms`` (already segmented, stopwords removed), best first.
+        Backends quote the terms themselves."""
 
     def history(self, identity: Identity, fact_id: str) -> list[Fact]:
         """The version chain that ends (or passes) at ``fact_id``, oldest first."""
@@ -267,9 +270,11 @@ class Store(ABC):
 
     @abstractmethod
     def vector_search(
-        self, identity: Identity, query: np.ndarray, *, limit: int, live_at: datetime
+        self, identity: Identity, query: np.ndarray, *, limit: int, live_at: datetime,
+        statuses: Sequence[Status] = (Status.COMMITTED,),
     ) -> list[tuple[Fact, float]]:
-        """Committed, unexpired facts of the scope by cosine to ``query``, best first."""
+        """Unexpired rows of ``statuses`` (committed facts, and episodes when asked) of
+        the scope by cosine to ``query``, best first."""
 
     @abstractmethod
     def vectors_of(self, identity: Identity, fact_ids: Sequence[str]) -> dict[str, np.ndarray]: ...

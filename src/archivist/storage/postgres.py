@@ -49,7 +49,8 @@ import numpy as np
 from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
-from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState, embed_text
+from ..model import (INDEXED, AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status,
+                     TaskState, embed_text)
 from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
     FACT_COLUMNS,
@@ -300,6 +301,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE graph_items ADD COLUMN vector_paths text;
     ALTER TABLE graph_items ADD COLUMN vectors bytea;
+    """,
+    # 6: episodes — what was said, kept as rows of status 'episode' beside the facts
+    #    (indexed and forgotten like them): who said it, and a look-up by message
+    """
+    ALTER TABLE facts ADD COLUMN role text;
+    ALTER TABLE facts ADD COLUMN speaker text;
+    CREATE INDEX facts_by_message ON facts (tenant, user_id, agent, message_id);
     """,
 ]
 
@@ -558,7 +566,7 @@ class PostgresStore(Store):
         with self.transaction():
             seq = self._write(fact.identity, f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({marks}) RETURNING seq",
                               fact_params(fact, _ts)).fetchone()[0]
-            if fact.status is Status.COMMITTED:
+            if fact.status in INDEXED:
                 self._index(seq, fact)
 
     def _index(self, seq: int, fact: Fact) -> None:
@@ -606,7 +614,7 @@ class PostgresStore(Store):
                  _ts(fact.retired_at), row[0]),
             )
             self._unindex(i, row[0])
-            if fact.status is Status.COMMITTED:
+            if fact.status in INDEXED:
                 self._index(row[0], fact)
             else:
                 self._write(i, "DELETE FROM fact_vectors WHERE fact_seq = %s", (row[0],))
@@ -619,7 +627,7 @@ class PostgresStore(Store):
         return fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None,
-                   expired_at=None):
+                   expired_at=None, message_ids=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -629,6 +637,9 @@ class PostgresStore(Store):
         if key is not None:
             sql.append("AND key = %s")
             params.append(key)
+        if message_ids is not None:
+            sql.append("AND message_id = ANY(%s)")
+            params.append(list(message_ids))
         if category is not None:
             sql.append("AND category = %s")
             params.append(Category(category).value)
@@ -636,7 +647,7 @@ class PostgresStore(Store):
             sql.append("AND valid_until IS NOT NULL AND valid_until <= %s")
             params.append(_ts(expired_at))
         if live_at is not None:  # history rows closed their validity when retired: keep them
-            sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > %s)")
+            sql.append("AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_until IS NULL OR valid_until > %s)")
             params.append(_ts(live_at))
         sql.append("ORDER BY created_at DESC, seq DESC")
         if limit is not None:
@@ -657,7 +668,7 @@ class PostgresStore(Store):
     #: a term in more than this share of the scope's facts is "common"
     common_ratio = 0.01
 
-    def keyword_search(self, identity, terms, *, limit, live_at):
+    def keyword_search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):
         """Idf-weighted term coverage: a fact scores ``Σ idf(t)`` over the query terms
         it holds (idf from the term's document count in the scope, read from
         ``term_stats``), plus a small ``ts_rank`` share that breaks ties by term frequency and
@@ -705,14 +716,15 @@ class PostgresStore(Store):
             f"SELECT fact_seq, {score} + 0.01 * ts_rank(tsv, ({match}), 1) AS score FROM fact_terms "
             f"WHERE tenant = %s AND user_id = %s AND agent = %s AND project = ANY(%s) AND tsv @@ ({match}) "
             "ORDER BY score DESC, fact_seq LIMIT %s",
-            [*params, *queries, *scope, *queries], limit, live_at, best_first=True,
+            [*params, *queries, *scope, *queries], limit, live_at, best_first=True, statuses=statuses,
         )
         used = tuple(t for t, *_ in selecting)
         dropped = tuple(t for t, *_ in common) if rare else ()
         return [KeywordMatch(fact, -score, 0.0, used, dropped) for fact, score in hits]
 
     def _top_then_facts(self, identity: Identity, top_sql: str, params: list, limit: int, live_at: datetime, *,
-                        best_first: bool, prelude: tuple[str, Sequence] | None = None) -> list[tuple[Fact, float]]:
+                        best_first: bool, prelude: tuple[str, Sequence] | None = None,
+                        statuses: Sequence[Status] = (Status.COMMITTED,)) -> list[tuple[Fact, float]]:
         """Rank in the derived table first (``top_sql`` yields ``fact_seq, score`` and
         ends with ``LIMIT %s``), then look each hit up by primary key in ``facts``
         (the ``OFFSET 0`` fence keeps the planner on the key whatever its statistics
@@ -725,9 +737,10 @@ class PostgresStore(Store):
                 identity,
                 f"SELECT {F_COLUMNS}, h.score FROM ({top_sql}) h LEFT JOIN LATERAL (SELECT * FROM facts "
                 f"WHERE seq = h.fact_seq AND tenant = %s AND user_id = %s AND agent = %s AND {vis} "
-                "AND status = 'committed' AND (valid_until IS NULL OR valid_until > %s) OFFSET 0) f ON true "
+                "AND status = ANY(%s) AND (valid_until IS NULL OR valid_until > %s) OFFSET 0) f ON true "
                 "ORDER BY h.score " + ("DESC" if best_first else "ASC") + ", h.fact_seq",
-                (*params, fetch, identity.tenant, identity.user, identity.agent, *vp, _ts(live_at)),
+                (*params, fetch, identity.tenant, identity.user, identity.agent, *vp,
+                 [Status(x).value for x in statuses], _ts(live_at)),
                 prelude=prelude,
             )
             live = [(fact_from_row(r), float(r[N_FACT_COLUMNS])) for r in rows if r[0] is not None]
@@ -795,8 +808,8 @@ class PostgresStore(Store):
 
     # -- derived indexes ------------------------------------------------------------
     def reindex(self, *, progress: Progress | None = None) -> int:
-        """Rebuild the keyword index from committed rows, in one transaction."""
-        total = self._read(MAINTENANCE, "SELECT count(*) FROM facts WHERE status = 'committed'")[0][0]
+        """Rebuild the keyword index from committed facts and episodes, in one transaction."""
+        total = self._read(MAINTENANCE, "SELECT count(*) FROM facts WHERE status IN ('committed', 'episode')")[0][0]
         done = 0
         with self.transaction():
             self._write(MAINTENANCE, "DELETE FROM fact_terms")
@@ -805,7 +818,7 @@ class PostgresStore(Store):
             while True:
                 batch = self._write(MAINTENANCE, "SELECT seq, tenant, user_id, agent, coalesce(project, ''), content, "
                                                  "context FROM facts "
-                                                 "WHERE status = 'committed' AND seq > %s ORDER BY seq LIMIT 1000",
+                                                 "WHERE status IN ('committed', 'episode') AND seq > %s ORDER BY seq LIMIT 1000",
                                     (last,)).fetchall()
                 if not batch:
                     break
@@ -1178,11 +1191,11 @@ class PostgresStore(Store):
                     identity,
                     "INSERT INTO fact_vectors (fact_seq, tenant, user_id, agent, embedding) SELECT seq, tenant, user_id, "
                     "agent, %s FROM facts WHERE id = %s AND tenant = %s AND user_id = %s AND agent = %s "
-                    "AND status = 'committed' ON CONFLICT (fact_seq) DO UPDATE SET embedding = excluded.embedding",
+                    "AND status IN ('committed', 'episode') ON CONFLICT (fact_seq) DO UPDATE SET embedding = excluded.embedding",
                     params)
             return written
 
-    def vector_search(self, identity, query, *, limit, live_at):
+    def vector_search(self, identity, query, *, limit, live_at, statuses=(Status.COMMITTED,)):
         meta = self.vector_model()
         if meta is None:
             return []
@@ -1197,7 +1210,7 @@ class PostgresStore(Store):
             [query, identity.tenant, identity.user, identity.agent, query], limit, live_at, best_first=False,
             # iterative scans: the index keeps walking until enough rows pass the scope filter
             prelude=("SELECT set_config('hnsw.iterative_scan', 'strict_order', true), "
-                     "set_config('hnsw.ef_search', %s, true)", (str(ef),)),
+                     "set_config('hnsw.ef_search', %s, true)", (str(ef),)), statuses=statuses,
         )
         return [(fact, 1.0 - distance) for fact, distance in hits]
 
@@ -1211,7 +1224,7 @@ class PostgresStore(Store):
         return {fid: np.asarray(vec.to_numpy(), dtype=np.float32) for fid, vec in rows}
 
     def facts_without_vectors(self, *, limit=1000):
-        rows = self._read(MAINTENANCE, f"SELECT {FACT_COLUMNS} FROM facts f WHERE status = 'committed' AND NOT EXISTS "
+        rows = self._read(MAINTENANCE, f"SELECT {FACT_COLUMNS} FROM facts f WHERE status IN ('committed', 'episode') AND NOT EXISTS "
                                        "(SELECT 1 FROM fact_vectors v WHERE v.fact_seq = f.seq) ORDER BY seq LIMIT %s",
                           (int(limit),))
         return [fact_from_row(r) for r in rows]

@@ -26,9 +26,9 @@ FACT_COLUMNS = (
     "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
     "durability, authority, confidence, status, source_type, thread_id, message_id, evidence_text, "
     "extractor, extractor_version, created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context, "
-    "valid_from, recorded_at, retired_at"
+    "valid_from, recorded_at, retired_at, role, speaker"
 )
-N_FACT_COLUMNS = 31  # seq follows them in queries that select it
+N_FACT_COLUMNS = 33  # seq follows them in queries that select it
 
 
 def index_text(fact: Fact) -> str:
@@ -47,7 +47,7 @@ def fact_params(f: Fact, ts: Callable[[datetime | None], Any]) -> tuple:
         f.authority.value, f.confidence, f.status.value, p.source_type.value, p.thread_id, p.message_id,
         p.evidence_text, p.extractor, p.extractor_version, ts(f.created_at), ts(f.updated_at),
         ts(f.last_confirmed_at), ts(f.valid_until), f.version, f.supersedes, f.context,
-        ts(f.valid_from), ts(f.recorded_at), ts(f.retired_at),
+        ts(f.valid_from), ts(f.recorded_at), ts(f.retired_at), f.role, f.speaker,
     )
 
 
@@ -73,7 +73,7 @@ def fact_from_row(r: Any) -> Fact:
     (fid, tenant, user, agent, project, key, content, _hash, category, kind, scope, durability, authority,
      confidence, status, source_type, thread_id, message_id, evidence_text, extractor, extractor_version,
      created_at, updated_at, last_confirmed_at, valid_until, version, supersedes, context,
-     valid_from, recorded_at, retired_at) = tuple(r)[:N_FACT_COLUMNS]
+     valid_from, recorded_at, retired_at, role, speaker) = tuple(r)[:N_FACT_COLUMNS]
     return Fact(
         id=fid,
         identity=_identity(tenant, user, agent, project),
@@ -99,6 +99,8 @@ def fact_from_row(r: Any) -> Fact:
         valid_from=as_time(valid_from),
         recorded_at=as_time(recorded_at),
         retired_at=as_time(retired_at),
+        role=role,
+        speaker=speaker,
     )
 
 

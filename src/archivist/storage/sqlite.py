@@ -41,6 +41,7 @@ from ..model import (
     Preference,
     Profile,
     ProfileSection,
+    INDEXED,
     Status,
     TaskState,
     embed_text,
@@ -411,6 +412,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE graph_items ADD COLUMN vector_paths TEXT;
     ALTER TABLE graph_items ADD COLUMN vectors BLOB;
     """,
+    # 14: episodes — what was said, kept as rows of status 'episode' beside the facts
+    #     (indexed and forgotten like them): who said it, and a look-up by message
+    """
+    ALTER TABLE facts ADD COLUMN role TEXT;
+    ALTER TABLE facts ADD COLUMN speaker TEXT;
+    CREATE INDEX facts_by_message ON facts(tenant, user_id, agent, message_id);
+    """,
 ]
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -605,7 +613,7 @@ class SQLiteStore(Store):
         with self.transaction():
             placeholders = ", ".join("?" * N_FACT_COLUMNS)
             cur = self._write(f"INSERT INTO facts ({_FACT_COLUMNS}) VALUES ({placeholders})", _fact_params(fact))
-            if fact.status is Status.COMMITTED:
+            if fact.status in INDEXED:
                 self._index(cur.lastrowid, fact)
 
     def _index(self, seq: int, fact: Fact) -> None:
@@ -668,7 +676,7 @@ class SQLiteStore(Store):
             )
             scope_id = self._scope_id(fact.identity, create=True)
             self._unindex("= ?", (fts_rowid(scope_id, row[0]),))
-            if fact.status is Status.COMMITTED:
+            if fact.status in INDEXED:
                 self._index(row[0], fact)
             elif self._write("DELETE FROM fact_vectors WHERE seq = ?", (row[0],)).rowcount:
                 self._bump_vectors(scope_id, deletes=[row[0]])
@@ -682,7 +690,7 @@ class SQLiteStore(Store):
         return _fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None,
-                   expired_at=None):
+                   expired_at=None, message_ids=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -692,6 +700,9 @@ class SQLiteStore(Store):
         if key is not None:
             sql.append("AND key = ?")
             params.append(key)
+        if message_ids is not None:
+            sql.append(f"AND message_id IN ({', '.join('?' * len(message_ids))})" if message_ids else "AND false")
+            params.extend(message_ids)
         if category is not None:
             sql.append("AND category = ?")
             params.append(Category(category).value)
@@ -699,7 +710,7 @@ class SQLiteStore(Store):
             sql.append("AND valid_until IS NOT NULL AND valid_until <= ?")
             params.append(_ts(expired_at))
         if live_at is not None:  # history rows closed their validity when retired: keep them
-            sql.append("AND (status NOT IN ('committed', 'candidate') OR valid_until IS NULL OR valid_until > ?)")
+            sql.append("AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_until IS NULL OR valid_until > ?)")
             params.append(_ts(live_at))
         sql.append("ORDER BY created_at DESC, seq DESC")
         if limit is not None:
@@ -716,7 +727,7 @@ class SQLiteStore(Store):
         )
         return [_fact_from_row(r) for r in rows]
 
-    def keyword_search(self, identity, terms, *, limit, live_at):
+    def keyword_search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):
         """BM25 with the statistics of what this scope sees — its facts outside every
         project, and its project's (see :class:`KeywordScorer`) — best first, expired
         facts skipped."""
@@ -767,7 +778,7 @@ class SQLiteStore(Store):
         while start < len(ranked) and len(out) < limit:  # widen until enough survive the expiry filter
             chunk, start = ranked[start:start + fetch], start + fetch
             rows = {r[N_FACT_COLUMNS]: r for r in self._live_rows(identity, [rowid & SEQ_MASK for rowid, _, _ in chunk],
-                                                                 live_at)}
+                                                                 live_at, statuses)}
             out += [KeywordMatch(_fact_from_row(rows[rowid & SEQ_MASK]), -m, x, tuple(used), dropped)
                     for rowid, m, x in chunk if rowid & SEQ_MASK in rows]
             fetch *= 4
@@ -844,20 +855,20 @@ class SQLiteStore(Store):
 
     # -- derived index ------------------------------------------------------
     def reindex(self, *, progress: Progress | None = None) -> int:
-        """Drop the keyword index and rebuild it from committed rows, in one transaction."""
-        total = self._read("SELECT count(*) FROM facts WHERE status = 'committed'")[0][0]
+        """Drop the keyword index and rebuild it from committed facts and episodes, in one transaction."""
+        total = self._read("SELECT count(*) FROM facts WHERE status IN ('committed', 'episode')")[0][0]
         done = 0
         with self.transaction():
             for table in ("keyword_terms", "keyword_scopes", "keyword_docs", "facts_fts"):
                 self._write(f"DELETE FROM {table}")
             self._write(
                 "INSERT OR IGNORE INTO scopes (tenant, user_id, agent) "
-                "SELECT DISTINCT tenant, user_id, agent FROM facts WHERE status = 'committed'"
+                "SELECT DISTINCT tenant, user_id, agent FROM facts WHERE status IN ('committed', 'episode')"
             )
             cursor = self._conn.execute(
                 "SELECT f.seq, s.id, f.content || coalesce(char(10) || f.context, ''), f.project FROM facts f JOIN scopes s "
                 "ON s.tenant = f.tenant AND s.user_id = f.user_id AND s.agent = f.agent "
-                "WHERE f.status = 'committed' ORDER BY f.seq"
+                "WHERE f.status IN ('committed', 'episode') ORDER BY f.seq"
             )
             while batch := cursor.fetchmany(1000):
                 self._index_rows([(fts_rowid(scope_id, seq), segment_for_index(text), project)
@@ -1231,7 +1242,7 @@ class SQLiteStore(Store):
             for fact, vector in rows:
                 row = self._write(
                     "SELECT seq FROM facts WHERE id = ? AND tenant = ? AND user_id = ? AND agent = ? "
-                    "AND status = 'committed'",
+                    "AND status IN ('committed', 'episode')",
                     (fact.id, fact.identity.tenant, fact.identity.user, fact.identity.agent),
                 ).fetchone()
                 if row is None:
@@ -1259,7 +1270,7 @@ class SQLiteStore(Store):
 
     def facts_without_vectors(self, *, limit: int = 1000) -> list[Fact]:
         rows = self._read(
-            f"SELECT {_FACT_COLUMNS} FROM facts f WHERE status = 'committed' "
+            f"SELECT {_FACT_COLUMNS} FROM facts f WHERE status IN ('committed', 'episode') "
             "AND NOT EXISTS (SELECT 1 FROM fact_vectors v WHERE v.seq = f.seq) ORDER BY seq LIMIT ?",
             (int(limit),),
         )
@@ -1305,18 +1316,22 @@ class SQLiteStore(Store):
             if rows else np.zeros((0, dim), dtype=np.float32)
         return (version[0] if version else 0), seqs, matrix
 
-    def _live_rows(self, identity: Identity, seqs, live_at: datetime) -> list[tuple]:
-        """Committed, unexpired rows of the scope among ``seqs`` (fact columns, then seq)."""
+    def _live_rows(self, identity: Identity, seqs, live_at: datetime,
+                   statuses: Sequence[Status] = (Status.COMMITTED,)) -> list[tuple]:
+        """Unexpired rows of the scope among ``seqs`` whose status is one of ``statuses``
+        (fact columns, then seq)."""
         marks = ", ".join("?" * len(seqs))
         vis, vp = _visible(identity)
+        wanted = ", ".join("?" * len(statuses))
         return self._read(
             # NOT INDEXED: look rows up by rowid, never scan the scope index of a huge scope
             f"SELECT {_FACT_COLUMNS}, seq FROM facts NOT INDEXED WHERE seq IN ({marks}) AND tenant = ? AND user_id = ? "
-            f"AND agent = ? AND {vis} AND status = 'committed' AND (valid_until IS NULL OR valid_until > ?)",
-            (*seqs, identity.tenant, identity.user, identity.agent, *vp, _ts(live_at)),
+            f"AND agent = ? AND {vis} AND status IN ({wanted}) AND (valid_until IS NULL OR valid_until > ?)",
+            (*seqs, identity.tenant, identity.user, identity.agent, *vp, *(Status(x).value for x in statuses),
+             _ts(live_at)),
         )
 
-    def vector_search(self, identity, query, *, limit, live_at):
+    def vector_search(self, identity, query, *, limit, live_at, statuses=(Status.COMMITTED,)):
         with self._lock:
             scope_id = self._scope_id(identity)
         if scope_id is None:
@@ -1335,7 +1350,7 @@ class SQLiteStore(Store):
             if not hits:
                 return []
             wanted = dict(hits)
-            rows = self._live_rows(identity, wanted, live_at)
+            rows = self._live_rows(identity, wanted, live_at, statuses)
             if len(rows) >= limit or len(hits) < fetch:
                 rows.sort(key=lambda r: (-wanted[r[N_FACT_COLUMNS]], r[N_FACT_COLUMNS]))
                 return [(_fact_from_row(r), wanted[r[N_FACT_COLUMNS]]) for r in rows[:limit]]
