@@ -110,7 +110,9 @@ def test_locomo_converter(tmp_path):
     assert all("context" not in i["meta"] for i in pool["items"])  # the product reads the thread itself
     assert pool["items"][0] == {"id": "D1:1", "text": 'A said, "I got a puppy!" and shared a photo of a dog',
                                 "time": "2023-05-08T13:56:00+00:00",
-                                "meta": {"session": 1, "thread": "session_1", "speaker": "A"}}
+                                "meta": {"session": 1, "thread": "session_1", "speaker": "A", "said": "I got a puppy!",
+                                         "role": "user", "shared": "a photo of a dog"}}
+    assert pool["items"][1]["meta"]["role"] == "assistant"  # speaker B
     assert [q["gold"] for q in pool["queries"]] == [["D1:1"]] and stats == {"unresolvable": 1}
     assert pool["queries"][0]["category"] == "single-hop"
     assert parse_locomo_time("9:00 am on 1 January, 2024") == "2024-01-01T09:00:00+00:00"

@@ -99,7 +99,7 @@ def test_inference_stays_a_candidate_until_confirmed(alice):
     assert report.saved == [] and len(report.candidates) == 1
     cand = report.candidates[0]
     assert cand.status is Status.CANDIDATE
-    assert alice.search("后端工程师") == []
+    assert alice.search("后端工程师", kinds=["fact"]) == []  # the turn it came from is an episode
     assert "后端工程师" not in alice.render().text
     confirmed = alice.confirm(cand.id)
     assert confirmed.status is Status.COMMITTED
@@ -117,7 +117,7 @@ def test_same_key_supersedes_and_keeps_history(alice, clock):
     assert new.version == 2 and new.supersedes == first.id
     assert [f.id for f in report.superseded] == [first.id]
     assert [f.id for f in alice.facts()] == [new.id]
-    assert alice.search("中文") == []
+    assert alice.search("中文", kinds=["fact"]) == []
     assert [f.version for f in alice.history(new.id)] == [1, 2]
     assert alice.get(first.id).status is Status.SUPERSEDED
 

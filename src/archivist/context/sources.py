@@ -29,7 +29,7 @@ from .assemble import (
     preference_item,
     task_item,
 )
-from .memory_block import LABELS, escape
+from .memory_block import LABELS, escape, said_by
 
 
 
@@ -265,9 +265,8 @@ def episode_item(hit: Any) -> Item:
     """A recalled turn as evidence: who said it and when, its words as an excerpt tagged
     as external data (cut to fit like any evidence), its search score."""
     e = hit.fact
-    who = e.speaker or e.role or "unknown"
     meta = {"id": e.id, "source": f"episode:{e.role or 'unknown'}", "content": e.content,
-            "observed_at": e.created_at.isoformat(), "said_by": who if who == e.role else f"{who} ({e.role})",
+            "observed_at": e.created_at.isoformat(), "said_by": said_by(e),
             "score": hit.score, "episode": True, "thread_id": e.provenance.thread_id,
             "message_id": e.provenance.message_id}
     item = evidence_item(meta, e.identity)

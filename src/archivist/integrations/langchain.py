@@ -116,7 +116,10 @@ def _meta(message: Any) -> dict[str, Any]:
 
 def _dict(message: Any, role: str) -> dict[str, Any]:
     """A message for the queue, keeping the metadata filtering needs (origin, hidden)."""
-    return {"id": getattr(message, "id", None), "role": role, "content": _text(message), "metadata": _meta(message)}
+    out = {"id": getattr(message, "id", None), "role": role, "content": _text(message), "metadata": _meta(message)}
+    if isinstance(getattr(message, "name", None), str):
+        out["name"] = message.name  # who spoke: an episode keeps the name
+    return out
 
 
 def _written_by_a_model(message: Any) -> bool:

@@ -147,6 +147,9 @@ class SearchBody(Strict):
     query: str = Field(max_length=MAX_QUERY_CHARS)
     k: int = Field(default=5, ge=1, le=100)
     mode: Literal["keyword", "vector", "hybrid"] | None = None
+    kinds: list[Literal["fact", "episode"]] = Field(default=["fact", "episode"], min_length=1, max_length=2,
+                                                    description="What to recall: facts, episodes (turns as said) "
+                                                                "or both.")
 
 
 class ContextBody(Strict):
@@ -415,8 +418,9 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     @app.post("/v1/users/{user}/search", tags=["recall"], operation_id="search",
               responses={200: {"description": "The best facts first.", "links": links.SEARCHED}})
     def search(p: Caller, user: UserPath, body: SearchBody, x_agent: AgentHeader = "default") -> list[S.SearchHit]:
-        hits = scope_of(p, user, x_agent).search(body.query, k=body.k, mode=body.mode, explain=True)
-        return [{"fact": h.fact.as_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
+        hits = scope_of(p, user, x_agent).search(body.query, k=body.k, mode=body.mode, explain=True, kinds=body.kinds)
+        return [{"kind": h.kind, "fact": h.fact.as_dict(), "score": h.score, "explanation": h.explanation}
+                for h in hits]
 
     @app.post("/v1/users/{user}/context", tags=["context"], operation_id="getContext",
               responses={200: {"description": "The view and its trace.", "links": links.CONTEXT}})

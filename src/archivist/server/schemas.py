@@ -58,6 +58,8 @@ class Fact(Out):
     valid_from: datetime | None
     recorded_at: datetime | None
     retired_at: datetime | None
+    role: Literal["user", "assistant"] | None = Field(default=None, description="An episode's: who spoke.")
+    speaker: str | None = Field(default=None, description="An episode's: the speaker's name, when given.")
 
 
 class FactPage(Out):
@@ -67,6 +69,8 @@ class FactPage(Out):
 
 
 class SearchHit(Out):
+    kind: Literal["fact", "episode"] = Field(description="`fact`: a committed fact card; `episode`: a turn of a "
+                                                         "conversation as it was said (status `episode`).")
     fact: Fact
     score: float = Field(description="The final rerank score (higher is better; comparable within one search).")
     explanation: dict[str, float] = Field(description="The parts the score came from, by feature name.")

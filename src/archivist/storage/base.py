@@ -80,10 +80,12 @@ class Store(ABC):
         category: Category | str | None = None,
         expired_at: datetime | None = None,
         message_ids: Sequence[str] | None = None,
+        thread_id: str | None = None,
     ) -> list[Fact]:
         """Facts of the scope, newest first; ``live_at`` drops those expired by then,
         ``expired_at`` keeps only those whose validity ended by then, ``category`` keeps
-        one category, ``message_ids`` those resting on one of these messages."""
+        one category, ``message_ids`` those resting on one of these messages,
+        ``thread_id`` those of one thread."""
 
     @abstractmethod
     def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:

@@ -627,7 +627,7 @@ class PostgresStore(Store):
         return fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None,
-                   expired_at=None, message_ids=None):
+                   expired_at=None, message_ids=None, thread_id=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s AND agent = %s AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -637,6 +637,9 @@ class PostgresStore(Store):
         if key is not None:
             sql.append("AND key = %s")
             params.append(key)
+        if thread_id is not None:
+            sql.append("AND thread_id = %s")
+            params.append(thread_id)
         if message_ids is not None:
             sql.append("AND message_id = ANY(%s)")
             params.append(list(message_ids))

@@ -690,7 +690,7 @@ class SQLiteStore(Store):
         return _fact_from_row(rows[0]) if rows else None
 
     def list_facts(self, identity, *, statuses=(Status.COMMITTED,), key=None, live_at=None, limit=None, category=None,
-                   expired_at=None, message_ids=None):
+                   expired_at=None, message_ids=None, thread_id=None):
         vis, vp = _visible(identity)
         sql = [f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ? AND agent = ? AND {vis}"]
         params: list = [identity.tenant, identity.user, identity.agent, *vp]
@@ -700,6 +700,9 @@ class SQLiteStore(Store):
         if key is not None:
             sql.append("AND key = ?")
             params.append(key)
+        if thread_id is not None:
+            sql.append("AND thread_id = ?")
+            params.append(thread_id)
         if message_ids is not None:
             sql.append(f"AND message_id IN ({', '.join('?' * len(message_ids))})" if message_ids else "AND false")
             params.extend(message_ids)
