@@ -33,10 +33,10 @@ from .errors import (
     TraceNotFound,
     WriteRejected,
 )
-from .index.conversation import Turn, conversation_contexts, quotable
+from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quotable
 from .index.entities import entities
 from .index.text import query_terms
-from .model import cache_key, compact
+from .model import cache_key, compact, content_hash
 from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
@@ -71,7 +71,7 @@ from .pipeline.governance import (
     parse_profile_update,
     screen,
 )
-from .pipeline.episodes import EpisodePolicy, build_episodes, screen_turn
+from .pipeline.episodes import EpisodePolicy, build_episodes
 from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
@@ -582,10 +582,11 @@ class MemoryScope(_ContextMixin):
                                    for c in candidate_list)
             if filtered.rows:  # the assistant's turns are still what was said
                 verdicts = self._screen_rows(filtered)
+                earlier = self._said_before(thread_id, filtered)
                 with self._writer(report) as w:
                     self._keep_episodes(w, filtered, thread_id,
-                                        self._conversation_contexts(filtered, set(), verdicts, thread_id),
-                                        report, verdicts)
+                                        self._conversation_contexts(filtered, set(), verdicts, earlier),
+                                        report, verdicts, earlier)
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         rows = filtered.by_id()
@@ -607,12 +608,13 @@ class MemoryScope(_ContextMixin):
         for message_id, why in refusals.items():  # the gate refused what a turn says: its words are not kept either
             if verdicts.get(message_id) is None and why.code in WITHHELD:
                 verdicts[message_id] = why
-        around = self._conversation_contexts(filtered, set(refusals), verdicts, thread_id)
+        earlier = self._said_before(thread_id, filtered)
+        around = self._conversation_contexts(filtered, set(refusals), verdicts, earlier)
         parsed = [(raw, replace(c, context=around[c.evidence_message_id])
                    if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
                    thread, when) for raw, c, thread, when in parsed]
         with self._writer(report) as w:
-            self._keep_episodes(w, filtered, thread_id, around, report, verdicts)
+            self._keep_episodes(w, filtered, thread_id, around, report, verdicts, earlier)
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             forgotten = self._apply_lifecycle_hints(w, removals, list(reinforcements), filtered, report)
             if compose_profile is not None:
@@ -626,9 +628,12 @@ class MemoryScope(_ContextMixin):
         """Forget the episodes that said ``facts``: the turns they were extracted from, and
         turns that repeat one of them (the assistant's "noted: you live in Hangzhou")."""
         ids: dict[str, None] = {}
-        sources = sorted({f.provenance.message_id for f in facts if f.provenance.message_id and not f.is_episode})
-        for e in self._store.list_facts(self.identity, statuses=(Status.EPISODE,), message_ids=sources):
-            ids[e.id] = None
+        said = {(f.provenance.thread_id, f.provenance.message_id) for f in facts
+                if f.provenance.message_id and not f.is_episode}
+        for e in self._store.list_facts(self.identity, statuses=(Status.EPISODE,),
+                                        message_ids=sorted({m for _, m in said})):
+            if (e.provenance.thread_id, e.provenance.message_id) in said or (None, e.provenance.message_id) in said:
+                ids[e.id] = None
         now = self._now()
         for fact in facts:
             quote = fact.provenance.evidence_text or fact.content
@@ -643,27 +648,51 @@ class MemoryScope(_ContextMixin):
                     ids[m.fact.id] = None
         if not ids:
             return None
-        return ForgetReceipt("episodes", now, self._store.forget_fact(self.identity, list(ids), at=now))
+        gone = [e for e in (self._store.get_fact(self.identity, i) for i in ids) if e is not None]
+        counts = self._store.forget_fact(self.identity, list(ids), at=now)
+        counts["contexts (redacted)"] = self._unquote(gone + [f for f in facts if not f.is_episode])
+        return ForgetReceipt("episodes", now, counts)
+
+    def _unquote(self, gone: Sequence[Fact]) -> int:
+        """Take the words of forgotten turns out of the contexts that quote them (the turn
+        after a question is indexed with the question): the neighbours stay, the words go."""
+        quotes = [g.content[:ANSWERED_CHARS] for g in gone if len(g.content.strip()) >= 2]
+        quotes += [g.provenance.evidence_text for g in gone if g.provenance.evidence_text]
+        if not quotes:
+            return 0
+        changed = []
+        for thread in sorted({g.provenance.thread_id for g in gone}, key=lambda t: t or ""):
+            for f in self._store.list_facts(self.identity, statuses=INDEXED, thread_id=thread):
+                context = f.context or ""
+                for quote in quotes:
+                    context = context.replace(quote, "[forgotten]")
+                if context != (f.context or ""):
+                    changed.append(f.evolve(context=context))
+        with self._store.transaction():
+            for f in changed:
+                self._store.update_fact(f)
+        self.memory._after_write(changed)  # the vectors were made from the old context
+        return len(changed)
 
     def _keep_episodes(self, w: Writer, filtered: FilterResult, thread_id: str | None, contexts: dict[str, str],
-                       report: ApplyReport, verdicts: dict[str, Rejection | None]) -> None:
+                       report: ApplyReport, verdicts: dict[str, Rejection | None], earlier: Sequence[Fact]) -> None:
         """Keep the filtered turns as episodes (what was said), inside the turn's unit of
-        work; ``verdicts`` is the content policy's word on each turn (read once per turn)."""
+        work. ``verdicts``: the content policy's word on each turn (read once per turn) and
+        the gate's refusals of what a turn says; ``earlier``: the thread's turns before."""
         if not self.memory.episodes.enabled or not filtered.rows:
             return
-
-        def screened(row: Any) -> tuple[str | None, Rejection | None]:
-            verdict = verdicts.get(row.id)
-            if verdict is None:
-                return row.content, None
-            if verdict.code == "secret" or verdict.code not in WITHHELD:
-                return screen_turn(row.content, detect_grants=self.memory.governance.detect_grants)
-            return None, verdict
-
-        episodes, withheld = build_episodes(self._named_rows(filtered), self.identity, thread_id=thread_id, now=w.now,
-                                            contexts=contexts, policy=self.memory.episodes, screened=screened)
+        decided = {m: v for m, v in verdicts.items() if v is not None and v.code != "secret"}
+        episodes, withheld = build_episodes(
+            self._named_rows(filtered), self.identity, thread_id=thread_id, now=w.now, contexts=contexts,
+            policy=self.memory.episodes, detect_grants=self.memory.governance.detect_grants, verdicts=decided,
+            passed=frozenset(m for m, v in verdicts.items() if v is None),
+            said_before=earlier[-1].content if earlier else None)
         report.episodes.extend(w.keep_episodes(episodes))
         report.episodes_withheld.extend(withheld)
+        texts = {r.id: r.content for r in filtered.rows}
+        for message_id, why in withheld:  # a request to forget repeats what it forgets: never kept, however re-sent
+            if why.code in ("forget_request", "forgotten") and message_id in texts:
+                self._store.add_tombstone(self.identity, content_hash(texts[message_id]), w.now)
 
     def _screen_rows(self, filtered: FilterResult) -> dict[str, Rejection | None]:
         """The content policy's verdict on each kept turn."""
@@ -718,12 +747,11 @@ class MemoryScope(_ContextMixin):
         return out
 
     def _conversation_contexts(self, filtered: FilterResult, refused_ids: set[str],
-                               verdicts: dict[str, Rejection | None], thread_id: str | None = None) -> dict[str, str]:
+                               verdicts: dict[str, Rejection | None], earlier: Sequence[Fact] = ()) -> dict[str, str]:
         """Each kept message's retrieval context from the turns around it (what a fact
         citing it, and its episode, are also indexed with). A message the content policy
         refuses (``verdicts``), or one a refused candidate cites, is never quoted."""
         rows = self._named_rows(filtered)
-        earlier = self._said_before(thread_id, {r.id for r in rows}) if thread_id else []
         turns = [Turn(e.content, e.speaker or e.role) for e in earlier] + \
             [Turn(r.content, r.speaker or r.role) for r in rows]
         refused = [False] * len(earlier) + [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
@@ -731,11 +759,12 @@ class MemoryScope(_ContextMixin):
         contexts = conversation_contexts(turns)[len(earlier):]
         return {r.id: c for r, c in zip(rows, contexts) if c}
 
-    def _said_before(self, thread_id: str, batch: set[str], turns: int = 3) -> list[Fact]:
+    def _said_before(self, thread_id: str | None, filtered: FilterResult, turns: int = 3) -> list[Fact]:
         """The thread's latest episodes from earlier deliveries (an agent hands memory one
         turn at a time): what this batch's first turns answer or point back to."""
-        if not self.memory.episodes.enabled:
+        if not self.memory.episodes.enabled or not thread_id:
             return []
+        batch = {r.id for r in filtered.rows}
         found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), thread_id=thread_id,
                                        limit=turns + len(batch))
         return [e for e in reversed(found) if e.provenance.message_id not in batch][-turns:]
@@ -795,10 +824,8 @@ class MemoryScope(_ContextMixin):
         engine = extractor or RuleExtractor()
         when = _when(at) or self._now()
         filtered = self.memory.filter(messages, at=when)
-        if not filtered.has_user:
-            report = ApplyReport(filtered=filtered)
-            report.skipped = "no user message left after filtering"
-            return report
+        if not filtered.has_user:  # nothing to extract; the assistant's turns are still what was said
+            return self.apply((), messages, thread_id=thread_id, at=when)
         existing = self._store.list_facts(self.identity, live_at=self._now(), limit=200)
         proposal = engine.extract(filtered, profile=self.profile(), existing=existing)
         compose = getattr(engine, "compose_profile", None)
@@ -921,10 +948,11 @@ class MemoryScope(_ContextMixin):
         if keep_transcript:
             filtered = self.memory.filter(messages, at=now)
             verdicts = self._screen_rows(filtered)
+            earlier = self._said_before(thread_id, filtered)
             with self._writer() as w:
                 self._keep_episodes(w, filtered, thread_id,
-                                    self._conversation_contexts(filtered, set(), verdicts, thread_id),
-                                    ApplyReport(), verdicts)
+                                    self._conversation_contexts(filtered, set(), verdicts, earlier),
+                                    ApplyReport(), verdicts, earlier)
         cited = tuple(f.id for f in self._store.list_facts(self.identity, statuses=(Status.COMMITTED, Status.CANDIDATE))
                       if f.provenance.thread_id == thread_id)
         summary = SessionSummary(new_id(), thread_id, history[0].id, history[-1].id, len(history),
@@ -934,10 +962,14 @@ class MemoryScope(_ContextMixin):
         return summary
 
     def episodes(self, *, thread_id: str | None = None, limit: int = 1000) -> list[Fact]:
-        """What was said in this scope (episodes), in the order it was said; of one
-        thread with ``thread_id``. Expired episodes (``episode_ttl``) are not listed."""
+        """What was said in this scope (episodes), the latest ``limit`` in the order they
+        were said; of one thread with ``thread_id``. Expired episodes are not listed."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"limit must be a whole number ≥ 1, got {limit!r}")
+        if thread_id is not None and not isinstance(thread_id, str):
+            raise InvalidInput(f"thread_id must be text, got {type(thread_id).__name__}")
         found = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), live_at=self._now(),
-                                       thread_id=thread_id, limit=limit or None)
+                                       thread_id=thread_id, limit=limit)
         found.reverse()  # the store lists newest first (time, then insertion): said order is the reverse
         return found
 
@@ -951,7 +983,19 @@ class MemoryScope(_ContextMixin):
         from .lifecycle.consolidate import ConsolidationConfig, apply_plan, plan_consolidation
 
         plan = plan_consolidation(self, config=config or ConsolidationConfig(), force=force, judge=judge)
+        if not dry_run:
+            self.sweep_episodes()
         return plan if dry_run else apply_plan(self, plan, on_action=on_action)
+
+    def sweep_episodes(self) -> ForgetReceipt | None:
+        """Erase the episodes past their retention (``EpisodePolicy.ttl``): hidden from the
+        moment they expire, removed from the store here (consolidation runs it)."""
+        now = self._now()
+        expired = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), expired_at=now)
+        if not expired:
+            return None
+        return ForgetReceipt("episodes:expired", now, self._store.forget_fact(self.identity, [e.id for e in expired],
+                                                                               at=now))
 
     def consolidation_runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """Past consolidation runs of this scope, newest first (trigger and plan of each)."""

@@ -209,12 +209,17 @@ class Writer:
         by_scope: dict[Identity, set[str]] = {}
         for e in episodes:
             by_scope.setdefault(e.identity, set()).add(e.provenance.message_id or "")
-        known = {f.id for identity, messages in by_scope.items()
-                 for f in self.store.list_facts(identity, statuses=(Status.EPISODE,), message_ids=sorted(messages))}
+        stored = [f for identity, messages in by_scope.items()
+                  for f in self.store.list_facts(identity, statuses=(Status.EPISODE,), message_ids=sorted(messages))]
+        known = {f.id for f in stored}
+        # the same message under another thread name (learn without a thread, then a session summary)
+        said = {(f.identity, f.provenance.message_id, f.content) for f in stored}
         fresh = []
         for e in episodes:  # words forgotten at the user's request are not kept again when re-delivered
-            if e.id not in known and not self.store.is_tombstoned(e.identity, content_hash(e.content)):
+            if e.id not in known and (e.identity, e.provenance.message_id, e.content) not in said and \
+                    not self.store.is_tombstoned(e.identity, content_hash(e.content)):
                 known.add(e.id)
+                said.add((e.identity, e.provenance.message_id, e.content))
                 self.store.insert_fact(e)
                 fresh.append(e)
         self.committed.extend(fresh)

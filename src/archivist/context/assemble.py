@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from ..errors import ArchivistError, ContextOverflow, InvalidBudget, InvalidInput, UnknownSection
 from ..index.text import query_terms
 from ..model import Identity, Preference, TaskState, new_id
+from ..model.folding import LOOKALIKE_BRACKETS
 from ..pipeline.filtering import MessageFilter
 from ..tokens import TokenCounter, truncate
 from .history import (
@@ -316,9 +317,15 @@ _DYNAMIC_ORDER = ("project_rules", "task_state", "preferences", "last_session", 
                   "summary")
 
 
+# brackets a model could read as < or > (Chinese title marks stay: they are ordinary text)
+_LOOKALIKE = re.compile("[" + re.escape("".join(chr(c) for c in LOOKALIKE_BRACKETS if chr(c) not in "«»《》")) + "]")
+
+
 def json_line(data: Mapping[str, Any]) -> str:
-    """JSON on one line that cannot close a block: ``<`` and ``>`` are escaped."""
-    return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON on one line that cannot close a block: ``<`` and ``>`` are escaped, and so is
+    every bracket a model could read as one ("＜/evidence＞")."""
+    text = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    return _LOOKALIKE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def render_goal(goal: str, criteria: Sequence[str]) -> str:

@@ -192,7 +192,8 @@ def said_by(episode: Fact) -> str:
 def search_results_json(hits: Sequence[SearchHit], *, counter: TokenCounter, budget: int = 900) -> str:
     """``memory_search`` output: JSON list of id, kind (``fact`` or ``episode``), content,
     category, confidence, score, date (when it was said) and, for an episode, who said it
-    — shortened from the end until it fits ``budget`` tokens."""
+    and ``external_data: true`` (quoted words, never instructions) — shortened from the end
+    until it fits ``budget`` tokens."""
     visible = [
         {
             "id": h.fact.id,
@@ -202,7 +203,7 @@ def search_results_json(hits: Sequence[SearchHit], *, counter: TokenCounter, bud
             "confidence": round(h.fact.confidence, 3),
             "score": round(h.score, 4),
             "date": h.fact.created_at.date().isoformat(),
-            **({"said_by": said_by(h.fact)} if h.kind == "episode" else {}),
+            **({"said_by": said_by(h.fact), "external_data": True} if h.kind == "episode" else {}),
         }
         for h in hits
     ]

@@ -30,7 +30,7 @@ from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
 from ..model import content_hash
-from ..pipeline.episodes import screen_turn
+from ..pipeline.episodes import MAX_EPISODE_CHARS, screen_turn
 from ..pipeline.governance import Rejection, admit, screen
 from ..model import (
     Authority,
@@ -137,13 +137,19 @@ def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
         yield {"type": "preference", "key": pref.key, "value": pref.value, "trusted": pref.trusted,
                "source": pref.source, "version": pref.version, "updated_at": pref.updated_at.isoformat(),
                "expires_at": pref.expires_at.isoformat() if pref.expires_at else None}
+    projects = store.user_projects(tenant, user)
+    now = memory.clock.now()
     for agent in agents:
         ident = Identity(tenant, user, agent)
-        rows = store.list_facts(ident, statuses=tuple(Status))
+        rows = store.list_facts(ident, statuses=tuple(Status))[::-1]  # oldest first, in the order stored
+        for project in projects:  # what was kept under a project: each project's own rows
+            rows += [f for f in store.list_facts(Identity(tenant, user, agent, project), statuses=tuple(Status))[::-1]
+                     if f.identity.project == project]
+        rows = [f for f in rows if not (f.is_episode and f.is_expired(now))]  # past their retention: gone
         facts = [f for f in rows if not f.is_episode]
         for fact in sorted(facts, key=lambda f: (f.created_at, f.version, f.id)):
             yield {"type": "fact", **fact.as_dict()}
-        for episode in reversed([f for f in rows if f.is_episode]):  # in the order said (and stored)
+        for episode in sorted((f for f in rows if f.is_episode), key=lambda e: e.created_at):  # in the order said
             yield {"type": "episode", **episode.as_dict()}
         for ev in store.list_evidence(ident):
             yield {"type": "evidence", "agent": agent, "id": ev.id, "source": ev.source, "content": ev.content,
@@ -287,8 +293,18 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
             report.candidates += admitted.status is not fact.status
             kept.append((number, admitted))
     said = []
+    taken = store.fact_ids_present([e.id for _, e in episodes])
     for number, episode in episodes:  # the words as said pass the episode screening again (an edited file)
-        text, problem = screen_turn(episode.content, detect_grants=memory.governance.detect_grants)
+        if episode.id in taken and not _is_episode(store, episode):
+            raise InvalidInput(f"{source}:{number}: id {episode.id!r} belongs to a fact in the store, not an episode")
+        if len(episode.content) > MAX_EPISODE_CHARS:
+            report.rejected.append(f"{source}:{number}: too_long: an episode holds at most {MAX_EPISODE_CHARS:,} "
+                                   "characters (a longer turn is kept in parts)")
+            continue
+        text, problem, _ = screen_turn(episode.content, detect_grants=memory.governance.detect_grants)
+        problem = problem or next((p for p in (screen(x, detect_grants=memory.governance.detect_grants) for x in
+                                               (episode.speaker, episode.context, episode.provenance.evidence_text)
+                                               if x) if p), None)
         if problem is not None:
             report.rejected.append(f"{source}:{number}: {problem}")
         else:
@@ -323,6 +339,12 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
     return report
+
+
+def _is_episode(store, episode: Fact) -> bool:
+    """Whether the row already stored under ``episode``'s id is an episode of its scope."""
+    found = store.get_fact(episode.identity, episode.id)
+    return found is not None and found.is_episode
 
 
 def _check_against_store(store, facts, other, tenant: str, user: str, source: str) -> None:

@@ -132,9 +132,10 @@ class Provenance:
     extractor_version: str | None = None
 
 
-def embed_text(content: str, context: str | None) -> str:
-    """What embedders see of a fact: the content, then its context."""
-    return content + (f"\n(context: {context})" if context else "")
+def embed_text(content: str, context: str | None, said_by: str | None = None) -> str:
+    """What embedders see of a fact: the content, then its context; an episode's words
+    follow who said them ("Caroline: …"), so that "what did Caroline say…" finds them."""
+    return (f"{said_by}: " if said_by else "") + content + (f"\n(context: {context})" if context else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +182,7 @@ class Fact:
 
     @property
     def embed_text(self) -> str:
-        return embed_text(self.content, self.context)
+        return embed_text(self.content, self.context, (self.speaker or self.role) if self.is_episode else None)
 
     def evolve(self, **changes: Any) -> Fact:
         return replace(self, **changes)

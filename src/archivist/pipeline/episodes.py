@@ -13,9 +13,12 @@ What is never kept as said:
 
 * a secret: the sentence holding it is replaced by ``[redacted: <kind>]`` (the gate's
   secret detector decides); when the secret only shows across sentences, the whole turn
-  is redacted;
-* a grant, a standing order or text aimed at the model's instructions: the turn is not
-  kept at all (``skipped`` says which and why) — so no recall can bring it back.
+  is redacted; words of a redacted sentence that look like the secret are redacted
+  where a later turn repeats them;
+* a grant, a standing order or text aimed at the model's instructions — alone, or read
+  together with the turn before it — and a turn in a language the gate does not read
+  (:mod:`archivist.pipeline.language`): the turn is not kept at all (``skipped`` says
+  which and why), so no recall can bring it back.
 
 A long turn becomes several episodes of at most :data:`MAX_EPISODE_CHARS` characters, each
 saying which part it is. The id of an episode is derived from the scope, the thread, the
@@ -25,12 +28,14 @@ message id and the part, so the same message delivered twice is one episode.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..model import (
+    sanitize,
     Authority,
     Category,
     Durability,
@@ -44,13 +49,23 @@ from ..model import (
 )
 from .filtering import Row
 from .governance import Rejection, screen
+from .language import language_of, readable, simplified
 from .secrets import find_secret
 
 MAX_EPISODE_CHARS = 4000  # one episode's text; a longer turn is kept in parts
 EXTRACTOR = "episode"
 
-_SENTENCE = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;\n]+|$)|[^.]*(?:\.\s+|$)")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
+# a sentence ends at CJK end punctuation, a newline, or . ! ? ; followed by a space
+# ("Qw3rty!Zx9Lm" is one word, not two sentences)
+_SENTENCE_END = re.compile(r"(?<=[。！？；\n])|(?<=[.!?;])\s+")
+_TOKEN = re.compile(r"\S{6,}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """What is kept of a turn's text: no control or invisible characters (tab and newline
+    stay), a lone surrogate (not text) as U+FFFD."""
+    return sanitize(_SURROGATE.sub("\ufffd", text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,24 +79,39 @@ class EpisodePolicy:
 
 def episode_id(identity: Identity, thread_id: str | None, message_id: str, part: int) -> str:
     """Stable: one message of one thread of one scope is one episode (per part)."""
-    key = "\x1f".join((identity.tenant, identity.user, identity.agent, identity.project or "", thread_id or "",
-                       message_id, str(part)))
+    key = json.dumps([identity.tenant, identity.user, identity.agent, identity.project, thread_id, message_id, part])
     return "ep-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def redact_secrets(text: str) -> str:
-    """``text`` with every sentence that holds a secret replaced by ``[redacted: kind]``;
-    the whole text is replaced when a secret only shows across sentences."""
+def redact_secrets(text: str) -> tuple[str, list[str]]:
+    """``text`` with every sentence that holds a secret replaced by ``[redacted: kind]``
+    (the whole text when a secret only shows across sentences), and the words those
+    sentences held that could be the secret itself — repeated later without the word
+    that names it ("Got it: Hx7pL2q9Wz8k"), they are redacted there too."""
     if find_secret(text) is None:
-        return text
+        return text, []
     parts = [p for p in _SENTENCE_END.split(text) if p]
-    out = []
+    out, removed = [], []
     for part in parts:
         kind = find_secret(part)
-        out.append(f"[redacted: {kind}]" if kind else part)
-    joined = " ".join(out) if not any("\n" in p for p in parts) else "\n".join(out)
+        if kind:
+            out.append(f"[redacted: {kind}]")
+            removed += [t.strip(".,;:!?()[]{}\"'“”‘’，。：；！？") for t in _TOKEN.findall(part) if _looks_secret(t)]
+        else:
+            out.append(part)
+    joined = " ".join(out)
     kind = find_secret(joined)
-    return f"[redacted: {kind}]" if kind else joined
+    if kind:
+        return f"[redacted: {kind}]", removed + [t for t in _TOKEN.findall(text) if _looks_secret(t)]
+    return joined, removed
+
+
+def _looks_secret(token: str) -> bool:
+    """A token that could be a password or key: letters and digits mixed, or symbols among them."""
+    has_digit = any(c.isdigit() for c in token)
+    has_alpha = any(c.isalpha() for c in token)
+    return (has_digit and has_alpha) or (has_digit and len(token) >= 6 and not token.isdigit()) or \
+        (has_alpha and any(not c.isalnum() for c in token.strip(".,;:!?")) and any(c.isupper() for c in token))
 
 
 def _parts(text: str) -> list[str]:
@@ -90,17 +120,31 @@ def _parts(text: str) -> list[str]:
     return [text[i:i + MAX_EPISODE_CHARS] for i in range(0, len(text), MAX_EPISODE_CHARS)]
 
 
-def screen_turn(text: str, *, detect_grants: bool = True) -> tuple[str | None, Rejection | None]:
-    """(text to keep, why not kept): secrets redacted, grants and injections not kept."""
-    problem = screen(text, detect_grants=detect_grants)
+def screen_turn(text: str, *, detect_grants: bool = True,
+                passed: bool = False) -> tuple[str | None, Rejection | None, list[str]]:
+    """(text to keep, why not kept, words redacted as possible secrets): a turn in a
+    language the gate cannot read is not kept; secrets are redacted; grants and
+    injections are not kept. Traditional Chinese is read in its Simplified form too.
+    ``passed``: the content policy already let ``text`` itself through."""
+    if not readable(text):
+        return None, Rejection("unreadable_language", f"written in a language the gate does not read "
+                                                       f"({language_of(text)}); not kept as said"), []
+    forms = [t for t in dict.fromkeys((text, simplified(text))) if not (passed and t == text)]
+    problem = next((p for p in (screen(t, detect_grants=detect_grants) for t in forms) if p), None)
     if problem is None:
-        return text, None
-    if problem.code == "secret":
-        kept = redact_secrets(text)
-        problem = screen(kept, detect_grants=detect_grants)
-        if problem is None or problem.code == "secret":
-            return (kept if problem is None else f"[redacted: {problem.detail or 'secret'}]"), None
-    return None, problem
+        return text, None, []
+    if problem.code != "secret":
+        return None, problem, []
+    kept, removed = redact_secrets(text)
+    if kept == text:  # found only in the simplified form: the sentence cannot be located, keep none of it
+        kept, removed = f"[redacted: {problem.detail or 'secret'}]", [t for t in _TOKEN.findall(text) if _looks_secret(t)]
+    again = next((p for p in (screen(t, detect_grants=detect_grants) for t in dict.fromkeys((kept, simplified(kept))))
+                  if p), None)
+    if again is None:
+        return kept, None, removed
+    if again.code == "secret":
+        return f"[redacted: {again.detail or 'secret'}]", None, removed
+    return None, again, removed
 
 
 def build_episodes(
@@ -112,21 +156,55 @@ def build_episodes(
     contexts: dict[str, str] | None = None,
     policy: EpisodePolicy = EpisodePolicy(),
     detect_grants: bool = True,
-    screened: Callable[[Row], tuple[str | None, Rejection | None]] | None = None,
+    verdicts: dict[str, Rejection | None] | None = None,
+    passed: frozenset[str] = frozenset(),
+    said_before: str | None = None,
 ) -> tuple[list[Fact], list[tuple[str, Rejection]]]:
     """Episodes of the filtered ``rows`` (in order) and the turns not kept, with why.
-    ``contexts`` maps a message id to its retrieval context."""
+    ``contexts`` maps a message id to its retrieval context; ``verdicts`` may say in
+    advance that a turn is not kept (the gate refused what it says); ``passed`` names the
+    turns the content policy already let through as they are; ``said_before`` is
+    the thread's turn before ``rows`` (a secret or an order can be split over two turns)."""
     if not policy.enabled:
         return [], []
     contexts = contexts or {}
-    episodes: list[Fact] = []
+    verdicts = verdicts or {}
+    kept: list[tuple[Row, str]] = []
     skipped: list[tuple[str, Rejection]] = []
-    until = now + policy.ttl if policy.ttl is not None else None
+    secrets: list[str] = []  # words redacted as possible secrets: redacted wherever they are repeated
+    previous = said_before
     for row in rows:
-        text, problem = screened(row) if screened else screen_turn(row.content, detect_grants=detect_grants)
+        verdict = verdicts.get(row.id)
+        if verdict is not None:
+            skipped.append((row.id, verdict))
+            previous = None
+            continue
+        if _SURROGATE.search(row.id) or (row.speaker and _SURROGATE.search(row.speaker)):
+            skipped.append((row.id, Rejection("invalid_message", "the message id or name is not valid text")))
+            previous = None
+            continue
+        content = clean_text(row.content)
+        text, problem, removed = screen_turn(content, detect_grants=detect_grants,
+                                             passed=row.id in passed and content == row.content)
+        secrets += [t for t in removed if t]
+        if text is not None and previous and problem is None:
+            pair = screen(previous + "\n" + text, detect_grants=detect_grants)
+            if pair is not None and screen(previous, detect_grants=detect_grants) is None:
+                problem = Rejection(pair.code, f"together with the turn before it: {pair.reason}", pair.detail)
+                if kept and kept[-1][1] == previous:  # the first half is in this batch: not kept either
+                    first = kept.pop()
+                    skipped.append((first[0].id, problem))
         if problem is not None or not text:
             skipped.append((row.id, problem or Rejection("empty", "nothing left to keep")))
+            previous = None
             continue
+        kept.append((row, text))
+        previous = text
+    episodes: list[Fact] = []
+    until = now + policy.ttl if policy.ttl is not None else None
+    for row, text in kept:
+        for secret in secrets:
+            text = text.replace(secret, "[redacted: repeated secret]")
         parts = _parts(text)
         said = row.at or now
         for n, part in enumerate(parts):

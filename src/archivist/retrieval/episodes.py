@@ -22,6 +22,8 @@ def statuses_of(kinds: Sequence[str] | str) -> tuple[Status, ...]:
     """The stored statuses a search over ``kinds`` reads; raises on an unknown kind."""
     if isinstance(kinds, str):
         kinds = (kinds,)
+    if not isinstance(kinds, (list, tuple, set, frozenset)) or not all(isinstance(k, str) for k in kinds):
+        raise InvalidInput(f"kinds must be a non-empty list of {' and '.join(KINDS)}, got {kinds!r}")
     unknown = [k for k in kinds if k not in _STATUS]
     if unknown or not kinds:
         raise InvalidInput(f"kinds must be a non-empty list of {' and '.join(KINDS)}, got {list(kinds)!r}")
@@ -31,15 +33,17 @@ def statuses_of(kinds: Sequence[str] | str) -> tuple[Status, ...]:
 def facts_first(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` (best first) with each episode that a listed fact was extracted from
     replaced by that fact, which takes the better of the two places; nothing twice."""
-    sources: dict[str, SearchHit] = {}
+    sources: dict[tuple[str | None, str], SearchHit] = {}
     for h in hits:
         mid = h.fact.provenance.message_id
-        if h.kind == "fact" and mid and mid not in sources:
-            sources[mid] = h
+        if h.kind == "fact" and mid:
+            sources.setdefault((h.fact.provenance.thread_id, mid), h)
     out: list[SearchHit] = []
     placed: set[str] = set()
     for h in hits:
-        if h.kind == "episode" and (fact := sources.get(h.fact.provenance.message_id or "")) is not None:
+        p = h.fact.provenance
+        fact = sources.get((p.thread_id, p.message_id or "")) if h.kind == "episode" else None
+        if fact is not None:
             if fact.fact.id not in placed:
                 placed.add(fact.fact.id)
                 out.append(replace(fact, score=max(fact.score, h.score),

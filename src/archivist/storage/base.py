@@ -145,6 +145,10 @@ class Store(ABC):
     def user_agents(self, tenant: str, user: str) -> list[str]: ...
 
     @abstractmethod
+    def user_projects(self, tenant: str, user: str) -> list[str]:
+        """The projects the user's facts and episodes were kept under, sorted."""
+
+    @abstractmethod
     def list_evidence(self, identity: Identity) -> list[Evidence]: ...
 
     @abstractmethod

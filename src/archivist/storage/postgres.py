@@ -50,7 +50,7 @@ from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
 from ..model import (INDEXED, AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status,
-                     TaskState, embed_text)
+                     TaskState)
 from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
     FACT_COLUMNS,
@@ -607,11 +607,11 @@ class PostgresStore(Store):
             self._write(
                 i,
                 "UPDATE facts SET status = %s, confidence = %s, updated_at = %s, last_confirmed_at = %s, "
-                "valid_until = %s, version = %s, supersedes = %s, valid_from = %s, recorded_at = %s, retired_at = %s "
-                "WHERE seq = %s",
+                "valid_until = %s, version = %s, supersedes = %s, valid_from = %s, recorded_at = %s, retired_at = %s, "
+                "context = %s WHERE seq = %s",
                 (fact.status.value, fact.confidence, _ts(fact.updated_at), _ts(fact.last_confirmed_at),
                  _ts(fact.valid_until), fact.version, fact.supersedes, _ts(fact.valid_from), _ts(fact.recorded_at),
-                 _ts(fact.retired_at), row[0]),
+                 _ts(fact.retired_at), fact.context, row[0]),
             )
             self._unindex(i, row[0])
             if fact.status in INDEXED:
@@ -866,6 +866,10 @@ class PostgresStore(Store):
                                "WHERE tenant = %s AND user_id = %s ORDER BY 1", (tenant, user) * 4)
         return [r[0] for r in rows]
 
+    def user_projects(self, tenant, user):
+        return [r[0] for r in self._read((tenant, user, "off"), "SELECT DISTINCT project FROM facts WHERE tenant = %s "
+                                         "AND user_id = %s AND project IS NOT NULL ORDER BY 1", (tenant, user))]
+
     def list_evidence(self, identity):
         rows = self._read(identity, "SELECT id, source, content, observed_at, created_at, version FROM evidence "
                                     "WHERE tenant = %s AND user_id = %s AND agent = %s ORDER BY created_at, id, version",
@@ -1101,9 +1105,9 @@ class PostgresStore(Store):
         who = (tenant, user, "off")
         counts: dict[str, int] = {}
         with self.transaction():
-            texts = self._write(who, "SELECT content, context FROM facts WHERE tenant = %s AND user_id = %s",
-                                (tenant, user)).fetchall()
-            hashes = sorted({h for content, context in texts for h in cache_keys(tenant, embed_text(content, context))})
+            rows = self._write(who, f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant = %s AND user_id = %s",
+                               (tenant, user)).fetchall()
+            hashes = sorted({h for r in rows for h in cache_keys(tenant, fact_from_row(r).embed_text)})
             counts["fact_terms"] = self._write(who, "DELETE FROM fact_terms WHERE tenant = %s AND user_id = %s",
                                                (tenant, user)).rowcount
             counts["embedding_cache"] = self._write(who, "DELETE FROM embedding_cache WHERE content_hash = ANY(%s)",

@@ -44,7 +44,6 @@ from ..model import (
     INDEXED,
     Status,
     TaskState,
-    embed_text,
 )
 from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
@@ -669,10 +668,10 @@ class SQLiteStore(Store):
                 raise FactNotFound(fact.id)
             self._write(
                 "UPDATE facts SET status = ?, confidence = ?, updated_at = ?, last_confirmed_at = ?, valid_until = ?, "
-                "version = ?, supersedes = ?, valid_from = ?, recorded_at = ?, retired_at = ? WHERE seq = ?",
+                "version = ?, supersedes = ?, valid_from = ?, recorded_at = ?, retired_at = ?, context = ? WHERE seq = ?",
                 (fact.status.value, fact.confidence, _ts(fact.updated_at), _ts(fact.last_confirmed_at),
                  _ts(fact.valid_until), fact.version, fact.supersedes, _ts(fact.valid_from),
-                 _ts(fact.recorded_at), _ts(fact.retired_at), row[0]),
+                 _ts(fact.recorded_at), _ts(fact.retired_at), fact.context, row[0]),
             )
             scope_id = self._scope_id(fact.identity, create=True)
             self._unindex("= ?", (fts_rowid(scope_id, row[0]),))
@@ -910,6 +909,10 @@ class SQLiteStore(Store):
             (tenant, user) * 4,
         )
         return [r[0] for r in rows]
+
+    def user_projects(self, tenant: str, user: str) -> list[str]:
+        return [r[0] for r in self._read("SELECT DISTINCT project FROM facts WHERE tenant = ? AND user_id = ? "
+                                         "AND project IS NOT NULL ORDER BY 1", (tenant, user))]
 
     def list_evidence(self, identity: Identity) -> list[Evidence]:
         rows = self._read(
@@ -1151,9 +1154,9 @@ class SQLiteStore(Store):
         with self.transaction():
             scopes = [r[0] for r in self._write("SELECT id FROM scopes WHERE tenant = ? AND user_id = ?",
                                                 (tenant, user)).fetchall()]
-            texts = self._write("SELECT content, context FROM facts WHERE tenant = ? AND user_id = ?",
-                                (tenant, user)).fetchall()
-            hashes = {h for content, context in texts for h in cache_keys(tenant, embed_text(content, context))}
+            rows = self._write(f"SELECT {_FACT_COLUMNS} FROM facts WHERE tenant = ? AND user_id = ?",
+                               (tenant, user)).fetchall()
+            hashes = {h for r in rows for h in cache_keys(tenant, _fact_from_row(r).embed_text)}
             fts = vectors = 0
             for scope_id in scopes:
                 lo, hi = scope_range(scope_id)

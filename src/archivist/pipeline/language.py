@@ -1,0 +1,62 @@
+"""Which texts the write gate can read. Pure (the language model ships with py3langid).
+
+The gate's detectors (secrets, grants, injections) are written for English and Chinese.
+Text in another language is not checked by them, so it is never trusted: what a model is
+shown must be in a language the gate reads (DESIGN principle 9). Traditional Chinese is
+read through its Simplified form (OpenCC ``t2s``).
+
+Identification of very short texts is unreliable ("Haha yes!!" scores as Kabyle), so a
+text of fewer than :data:`SHORT_WORDS` words written in plain ASCII is taken as readable;
+anything longer, or in another script, must score at least :data:`MIN_SHARE` for English
+plus Chinese. On LoCoMo's 5,882 turns one English turn scores below it ("Ah ha ha, yeah, JUST DOING
+IT!"); none of the 1,214 messages of bench/zh_dailylife does.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+READ = ("en", "zh")
+MIN_SHARE = 0.05
+SHORT_WORDS = 4
+_WORDS = re.compile(r"[^\W\d_]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    import py3langid.langid as langid
+
+    return langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
+
+
+@lru_cache(maxsize=1)
+def _t2s():
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """``text`` with Traditional Chinese characters in their Simplified form."""
+    return _t2s().convert(text) if _CJK.search(text) else text
+
+
+def readable(text: str) -> bool:
+    """True when the gate can read ``text`` (English or Chinese, or too short to tell in ASCII)."""
+    words = _WORDS.findall(text)
+    if not words:
+        return True  # digits, punctuation, emoji: nothing a detector reads differently by language
+    if len(words) < SHORT_WORDS and text.isascii():
+        return True
+    shares = dict(_identifier().rank(text[:2000]))
+    return sum(shares.get(lang, 0.0) for lang in READ) >= MIN_SHARE
+
+
+def language_of(text: str) -> str:
+    """The most likely language code of ``text`` (for reasons and reports)."""
+    return _identifier().classify(text[:2000])[0]
+
+
+__all__ = ["MIN_SHARE", "READ", "language_of", "readable", "simplified"]
