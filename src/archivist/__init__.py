@@ -53,6 +53,7 @@ from .model import (
     Status,
     TaskState,
 )
+from .pipeline.episodes import EpisodePolicy
 from .pipeline.filtering import FilterResult, MessageFilter, Row, filter_messages
 from .pipeline.governance import GovernanceConfig
 from .retrieval.rank import KeywordRanking
@@ -78,6 +79,7 @@ __all__ = [
     "ContextRequest",
     "ContextTrace",
     "Durability",
+    "EpisodePolicy",
     "Evidence",
     "EvidenceNotFound",
     "Fact",

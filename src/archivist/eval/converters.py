@@ -62,7 +62,7 @@ def locomo(path: str | Path, stats: dict[str, int] | None = None) -> Iterator[di
                 stats["partially_resolved"] = stats.get("partially_resolved", 0) + 1
             queries.append({"id": f"{conv.get('sample_id', 'conv')}-q{i}", "text": qa["question"], "gold": gold,
                             "category": LOCOMO_CATEGORIES.get(qa.get("category"), str(qa.get("category"))),
-                            "time": None})
+                            "time": None, "answer": None if qa.get("answer") is None else str(qa["answer"])})
         yield {"pool": str(conv.get("sample_id", len(items))), "language": "en", "items": items, "queries": queries}
 
 

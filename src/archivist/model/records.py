@@ -132,10 +132,16 @@ class Provenance:
     extractor_version: str | None = None
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
 def embed_text(content: str, context: str | None, said_by: str | None = None) -> str:
-    """What embedders see of a fact: the content, then its context; an episode's words
-    follow who said them ("Caroline: …"), so that "what did Caroline say…" finds them."""
-    return (f"{said_by}: " if said_by else "") + content + (f"\n(context: {context})" if context else "")
+    """What embedders see of a fact: the content, then its context. An episode's words
+    are quoted after who said them ('Caroline said, "…"', '小林说：“…”'), as questions ask
+    about them ("What did Caroline research?"): on LoCoMo this form recalls best."""
+    if said_by:
+        content = f"{said_by}说：“{content}”" if _HAN.search(content) else f'{said_by} said, "{content}"'
+    return content + (f"\n(context: {context})" if context else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,241 @@
+"""End-to-end question answering over what the product keeps: context → answer → judge.
+
+For every question of a pool file (queries with an ``answer``; LoCoMo's adversarial
+questions have none and are skipped and counted), the pool's conversation is first fed
+through the product (:func:`archivist.eval.conversations.feed`), then:
+
+1. the model view an agent call would get — ``MemoryScope.context(question, budget=…)``:
+   profile, preferences, facts and episodes under the budget, in the model's tokens;
+2. an answer from a chat model given exactly that view;
+3. a verdict from a judge model given the question, the gold answer and the answer:
+   ``CORRECT`` when the answer says the same thing as the gold answer (a paraphrase, a
+   longer answer that contains it, a date written another way or relative to the
+   conversation's time all count), ``WRONG`` otherwise — the protocol used to report
+   LLM-judge accuracy on LoCoMo.
+
+Reported: accuracy overall and per category, context tokens per question (mean and
+p50), and answer and judge latency (p50, p95). Chat models are anything callable as
+``model(messages) -> str`` (OpenAI-style messages); :class:`OpenAICompatibleChat` talks
+to any ``/chat/completions`` endpoint. A run is resumable: with a work directory the
+ingested store and every verdict are kept there, and a second run answers only what is
+missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import FixedClock, parse_time
+from ..errors import InvalidInput
+from .retrieval import Pool
+
+ChatModel = Callable[[list[dict[str, Any]]], str]
+
+ANSWER_SYSTEM_NOTE = ("Answer the user's question from the context above only, in a few words: a name, a date, a "
+                      "short phrase. Give dates as the conversation gives them. If the context does not say, answer "
+                      "\"not mentioned\".")
+
+JUDGE_PROMPT = """You grade an answer against a gold answer for a question about a long conversation.
+
+Question: {question}
+Gold answer: {gold}
+Answer to grade: {answer}
+
+Label it CORRECT when it says the same thing as the gold answer: a paraphrase, a longer answer
+that contains the gold answer's point, a date or time written another way or relative to when
+it was said, a different spelling of a name. Label it WRONG when it contradicts the gold answer,
+misses its point, or says the information is not available.
+
+Reply with JSON only: {{"label": "CORRECT"}} or {{"label": "WRONG"}}, optionally with "reason"."""
+
+_LABEL = re.compile(r"\b(CORRECT|WRONG)\b")
+
+
+class OpenAICompatibleChat:
+    """``POST {base_url}/chat/completions``; base URL from ``$ARCHIVIST_CHAT_URL`` (else
+    OpenAI's), key from ``$OPENAI_API_KEY``; retries 429 and 5xx with backoff."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, temperature: float = 0.0,
+                 max_tokens: int = 200) -> None:
+        import os
+
+        import httpx
+
+        self.base_url = (base_url or os.environ.get("ARCHIVIST_CHAT_URL") or "https://api.openai.com/v1").rstrip("/")
+        self.model, self.retries, self.backoff = model, retries, backoff
+        self.temperature, self.max_tokens = temperature, max_tokens
+        key = os.environ.get(api_key_env, "")
+        self.name = f"openai:{model}@{self.base_url}"
+        self._client = httpx.Client(timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {})
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        import httpx
+
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                reply = self._client.post(f"{self.base_url}/chat/completions", json={
+                    "model": self.model, "messages": messages, "temperature": self.temperature,
+                    "max_tokens": self.max_tokens})
+                if reply.status_code in (429, 500, 502, 503, 504):
+                    raise ChatError(f"{self.base_url} answered {reply.status_code}", retriable=True)
+                if reply.status_code != 200:
+                    raise ChatError(f"{self.base_url} answered {reply.status_code}: {reply.text[:200]}")
+                content = reply.json()["choices"][0]["message"]["content"]
+                return content if isinstance(content, str) else ""
+            except httpx.TransportError as exc:
+                last = ChatError(f"{self.base_url} unreachable: {exc}", retriable=True)
+            except ChatError as exc:
+                last = exc
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                last = ChatError(f"{self.base_url} sent an answer without choices[0].message.content: {exc}")
+            if not getattr(last, "retriable", False) or attempt == self.retries:
+                break
+            time.sleep(self.backoff * 2 ** attempt)
+        raise last  # type: ignore[misc]
+
+
+class ChatError(InvalidInput):
+    """A chat endpoint failed (after its retries); ``retriable`` when waiting might help."""
+
+    def __init__(self, message: str, *, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.retriable = retriable
+
+
+def chat_model(spec: str) -> ChatModel:
+    """``openai:MODEL`` → :class:`OpenAICompatibleChat`."""
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        return OpenAICompatibleChat(spec.removeprefix("openai:"))
+    raise InvalidInput(f"unknown chat model {spec!r}: use openai:MODEL (base URL from $ARCHIVIST_CHAT_URL)")
+
+
+def verdict(text: str) -> str:
+    """``CORRECT`` or ``WRONG`` from a judge's reply (JSON, or a bare word); WRONG when unreadable."""
+    try:
+        data = json.loads(text.strip().removeprefix("```json").removesuffix("```").strip())
+        label = str(data.get("label", "")).upper() if isinstance(data, dict) else ""
+        if label in ("CORRECT", "WRONG"):
+            return label
+    except (ValueError, AttributeError):
+        pass
+    found = _LABEL.findall(text.upper())
+    return found[-1] if found else "WRONG"
+
+
+@dataclass
+class QAResult:
+    accuracy: float
+    by_category: dict[str, float]
+    answered: int
+    skipped: int
+    context_tokens: dict[str, float]
+    answer_ms: dict[str, float]
+    judge_ms: dict[str, float]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "by_category": self.by_category, "answered": self.answered,
+                "skipped": self.skipped, "context_tokens": self.context_tokens, "answer_ms": self.answer_ms,
+                "judge_ms": self.judge_ms}
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {"mean": round(statistics.fmean(ordered), 1), "p50": round(statistics.median(ordered), 1),
+            "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 1)}
+
+
+def evaluate_qa(
+    pools: Sequence[Pool],
+    *,
+    chat: ChatModel,
+    judge: ChatModel,
+    workdir: Path,
+    budget: int = 4000,
+    embedder: Any = None,
+    via: str = "learn",
+    progress: Callable[[str, int, int], None] | None = None,
+) -> QAResult:
+    """Answer and judge every question with a gold answer; resumable in ``workdir``
+    (``store.db``, ``fed.json`` naming the pools already fed, ``answers.jsonl``)."""
+    from ..memory import Memory
+    from .conversations import feed
+
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 500:
+        raise InvalidInput(f"budget must be a number of tokens ≥ 500, got {budget!r}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    answers_path, fed_path = workdir / "answers.jsonl", workdir / "fed.json"
+    done: dict[str, dict[str, Any]] = {}
+    if answers_path.exists():
+        for number, line in enumerate(answers_path.read_text(encoding="utf-8").splitlines(), start=1):
+            try:
+                row = json.loads(line)
+                done[row["id"]] = row
+            except (ValueError, KeyError, TypeError):
+                raise InvalidInput(f"{answers_path}:{number}: not an answer record; remove the line or the file") \
+                    from None
+    fed = set(json.loads(fed_path.read_text(encoding="utf-8"))) if fed_path.exists() else set()
+    clock = FixedClock("2000-01-01T00:00:00Z")
+    wanted = [(n, q) for n, p in enumerate(pools) for q in p.queries if q.get("answer") not in (None, "")]
+    skipped = sum(len(p.queries) for p in pools) - len(wanted)
+    with Memory.open(workdir / "store.db", clock=clock, embedder=embedder) as mem, \
+            answers_path.open("a", encoding="utf-8") as sink:
+        for n, pool in enumerate(pools):
+            if pool.name not in fed:
+                feed(mem, mem.scope(tenant="eval", user=f"pool{n}", agent="eval"), pool, clock, via=via,
+                     progress=progress)
+                fed.add(pool.name)
+                fed_path.write_text(json.dumps(sorted(fed)), encoding="utf-8")
+        for i, (n, q) in enumerate(wanted, start=1):
+            if progress:
+                progress("questions", i, len(wanted))
+            if q["id"] in done:
+                continue
+            pool = pools[n]
+            times = [parse_time(item["time"]) for item in pool.items if item.get("time")]
+            clock.set(parse_time(q["time"]) if q.get("time") else (max(times) if times else clock.now()))
+            scope = mem.scope(tenant="eval", user=f"pool{n}", agent="eval")
+            view = scope.context(q["text"], budget=budget, persist=False, persist_evidence=False)
+            messages = view.to_messages()
+            messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + ANSWER_SYSTEM_NOTE}
+            started = time.perf_counter()
+            answer = chat(messages)
+            answered = time.perf_counter()
+            reply = judge([{"role": "user", "content": JUDGE_PROMPT.format(question=q["text"], gold=q["answer"],
+                                                                          answer=answer)}])
+            judged = time.perf_counter()
+            row = {"id": q["id"], "pool": pool.name, "category": q.get("category"), "question": q["text"],
+                   "gold": q["answer"], "answer": answer, "label": verdict(reply), "context_tokens": view.tokens,
+                   "answer_ms": (answered - started) * 1000, "judge_ms": (judged - answered) * 1000}
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+            done[q["id"]] = row
+    rows = [done[q["id"]] for _, q in wanted if q["id"] in done]
+    by_category: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        by_category[str(row.get("category"))].append(row["label"] == "CORRECT")
+    correct = [row["label"] == "CORRECT" for row in rows]
+    return QAResult(
+        accuracy=sum(correct) / len(correct) if correct else 0.0,
+        by_category={c: sum(v) / len(v) for c, v in sorted(by_category.items())},
+        answered=len(rows), skipped=skipped,
+        context_tokens=_spread([r["context_tokens"] for r in rows]),
+        answer_ms=_spread([r["answer_ms"] for r in rows]), judge_ms=_spread([r["judge_ms"] for r in rows]),
+        rows=rows,
+    )
+
+
+__all__ = ["ChatError", "ChatModel", "JUDGE_PROMPT", "OpenAICompatibleChat", "QAResult", "chat_model",
+           "evaluate_qa", "verdict"]
