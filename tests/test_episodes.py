@@ -196,7 +196,7 @@ def test_non_text_parts_are_never_stored_as_bytes(db_path, clock):
     mem.scope(user="u").learn([{"id": "u1", "role": "user", "content": [
         {"type": "text", "text": "Here is my new bike."},
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{blob}"}}]}])
-    assert [e.content for e in mem.scope(user="u").episodes()] == ["Here is my new bike."]
+    assert [e.content for e in mem.scope(user="u").episodes()] == ["Here is my new bike.\n[image]"]
     mem.close()
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT count(*) FROM facts WHERE instr(content, ?) > 0", (blob[:20],)).fetchone()[0] == 0
@@ -223,3 +223,37 @@ def test_jsonl_export_and_import_keep_episodes_and_screen_them_again(mem, tmp_pa
     assert report.episodes == 3 and len(report.rejected) == 1 and "prompt_injection" in report.rejected[0]
     for m in (dst, third):
         m.close()
+
+
+def test_forgotten_episodes_leave_no_row_and_no_byte(store_target, clock):
+    """Forgetting a fact and then a user: their words are in no row (episodes, contexts,
+    audit, indexes) and — SQLite — no byte of the file or its WAL; PostgreSQL: no index
+    file, and after purge(full=True) no relation file. Kept words are still found."""
+    from test_torture_secure_delete import PostgresFiles, SQLiteFiles
+
+    from archivist.storage import is_dsn, open_store
+
+    mem = Memory(open_store(store_target), clock=clock, embedder=HashEmbedder())
+    files = PostgresFiles(store_target) if is_dsn(store_target) else SQLiteFiles(store_target)
+    gone, kept, other = "qvzorblaxquint", "qvmellowfrantic", "qvbobsecretword"
+    alice = mem.scope(user="alice")
+    report = alice.learn([
+        {"id": "u1", "role": "user", "content": f"I adopted a dog named {gone}."},
+        {"id": "a1", "role": "assistant", "content": f"Noted: you adopted a dog named {gone}."},
+        {"id": "u2", "role": "user", "content": "What should I feed a puppy?"},
+        {"id": "a2", "role": "assistant", "content": f"Try {kept} kibble, my favourite brand."}], thread_id="t1",
+        update_profile=False)  # the profile is a projection of facts that forgetting does not yet rewrite
+    mem.scope(user="bob").learn([{"id": "b1", "role": "user", "content": f"I grow {other} tomatoes."}])
+    assert files.rows_with([gone, kept, other]) == {gone, kept, other}
+    fact = next(f for f in report.saved if f.provenance.message_id == "u1")
+    alice.forget(fact.id)
+    mem.forget_user("default", "bob")
+    assert [e.provenance.message_id for e in alice.episodes()] == ["u2", "a2"]
+    assert files.rows_with([gone, kept, other]) == {kept}
+    if is_dsn(store_target):
+        assert files.bytes_with([gone, other], indexes_only=True) == set()
+        mem.store.purge(full=True)
+        assert files.bytes_with([gone, other]) == set() and files.bytes_with([kept]) == {kept}
+    else:
+        assert files.bytes_with([gone, other]) == set() and files.bytes_with([kept]) == {kept}
+    mem.close()

@@ -85,8 +85,10 @@ def test_list_content_keeps_text_blocks_and_missing_ids_are_stable():
     msg = {"role": "user", "content": [{"type": "text", "text": "I use vim"}, {"type": "image_url", "image_url": "x"}]}
     first = filter_messages([msg]).rows[0]
     again = filter_messages([dict(msg)]).rows[0]
-    assert first.content == "I use vim"
+    assert first.content == "I use vim\n[image]"  # the image as a marker, never its URL or bytes
     assert first.id == again.id and first.id.startswith("msg-")
+    only = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}
+    assert filter_messages([only]).rows == ()  # no words: nothing the user said
 
 
 def test_nothing_from_the_user_means_no_user_rows():

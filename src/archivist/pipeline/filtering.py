@@ -116,18 +116,29 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+_MARKERS = {"image": "[image]", "image_url": "[image]", "input_image": "[image]", "file": "[file]",
+            "input_file": "[file]", "document": "[file]", "audio": "[audio]", "input_audio": "[audio]",
+            "video": "[video]"}
+
+
 def _text_of(content: Any) -> str | None:
-    """Plain text of a message's content; list content keeps its text blocks."""
+    """Plain text of a message's content. List content keeps its text blocks, and an
+    image, file or audio block beside them as a marker ("[image]") — never its bytes or
+    URL; content with no text block at all is not text."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
+        parts, said = [], False
         for block in content:
             if isinstance(block, str):
                 parts.append(block)
+                said = True
             elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 parts.append(block["text"])
-        return "\n".join(parts) if parts else None
+                said = True
+            elif isinstance(block, dict) and block.get("type") in _MARKERS:
+                parts.append(_MARKERS[block["type"]])
+        return "\n".join(parts) if said else None
     return None
 
 
