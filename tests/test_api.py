@@ -386,3 +386,28 @@ def test_who_am_i_offers_vector_and_hybrid_with_an_embedder(db_path, clock):
         key = create_key(mem.store, tenant="acme", users=["*"], role="reader")[1]
         me = TestClient(create_app(mem)).get("/v1/me", headers=h(key)).json()
         assert me["role"] == "reader" and me["search_modes"] == ["keyword", "vector", "hybrid"]
+
+
+def test_rest_ingest_keeps_episodes_with_names_and_search_answers_their_kind(server):
+    """Over REST: ingest with speaker names, then search with and without episodes."""
+    c, keys, mem = server
+    r = c.post("/v1/users/alice/messages", headers=h(keys["alice"]), json={"thread_id": "t1", "messages": [
+        {"id": "u1", "role": "user", "name": "Alice", "content": "We adopted a corgi named Biscuit last spring."},
+        {"id": "a1", "role": "assistant", "content": "Biscuit is a great name for a corgi!"}]})
+    assert r.status_code == 202
+    for _ in range(200):
+        job = c.get(r.json()["status_url"], headers=h(keys["alice"])).json()
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.02)
+    assert job["status"] == "done" and len(job["report"]["episodes"]) == 2
+    hits = c.post("/v1/users/alice/search", headers=h(keys["alice"]), json={"query": "Biscuit corgi", "k": 5}).json()
+    episode = next(x for x in hits if x["kind"] == "episode")
+    assert episode["fact"]["status"] == "episode" and episode["fact"]["role"] in ("user", "assistant")
+    said = {e.provenance.message_id: e.speaker for e in mem.scope(tenant="acme", user="alice").episodes()}
+    assert said == {"u1": "Alice", "a1": None}
+    only = c.post("/v1/users/alice/search", headers=h(keys["alice"]),
+                  json={"query": "Biscuit corgi", "kinds": ["fact"]}).json()
+    assert all(x["kind"] == "fact" for x in only)
+    bad = c.post("/v1/users/alice/search", headers=h(keys["alice"]), json={"query": "x", "kinds": ["facts"]})
+    assert bad.status_code == 422

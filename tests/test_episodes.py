@@ -257,3 +257,4 @@ def test_forgotten_episodes_leave_no_row_and_no_byte(store_target, clock):
     else:
         assert files.bytes_with([gone, other]) == set() and files.bytes_with([kept]) == {kept}
     mem.close()
+

@@ -136,6 +136,7 @@ class MessageIn(Strict):
     id: str | None = Field(default=None, max_length=200)
     role: Literal["user", "assistant", "tool", "system"]
     content: str = Field(max_length=100_000)
+    name: str | None = Field(default=None, max_length=200, description="Who spoke (kept with the episode).")
 
 
 class IngestBody(Strict):
