@@ -831,21 +831,13 @@ def eval_retrieval(
 ) -> None:
     """The retrieval engine's figure: every item of a pool file stored as a memory, then
     searched (`eval conversations` measures what the product keeps from a conversation)."""
-    from .errors import InvalidInput
-    from .eval.retrieval import evaluate, load_pools
+    from .eval.retrieval import evaluate
 
     ks = _cutoffs(k)
-    if not file.exists():
-        raise InvalidInput(f"no such file: {file}")
-    with file.open(encoding="utf-8") as fh:
-        pools = load_pools(fh, str(file))
+    pools = _pool_file(file)
     emb = _eval_embedder(mode, embedder, cache)
     total = sum(len(p.queries) for p in pools)
-    try:
-        sink_file = per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()
-    except OSError as exc:
-        raise InvalidInput(f"--per-query: cannot write {per_query}: {exc.strerror or exc}") from None
-    with Progress(console=err, transient=True) as progress, sink_file as sink:
+    with Progress(console=err, transient=True) as progress, _per_query_sink(per_query) as sink:
         task = progress.add_task(f"evaluating {mode}", total=total)
         result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
                           progress=lambda done, _total: progress.update(task, completed=done),
@@ -878,21 +870,12 @@ def eval_conversations(
     """Recall on the product's path: each pool's conversation goes through `learn` session by
     session, or turn by turn through an agent with MemoryMiddleware (facts and episodes kept
     as a user's would be), then its questions are searched."""
-    from .errors import InvalidInput
     from .eval.conversations import evaluate_conversations
-    from .eval.retrieval import load_pools
 
     ks = _cutoffs(k)
-    if not file.exists():
-        raise InvalidInput(f"no such file: {file}")
-    with file.open(encoding="utf-8") as fh:
-        pools = load_pools(fh, str(file))
+    pools = _pool_file(file)
     emb = _eval_embedder(mode, embedder, cache)
-    try:
-        sink_file = per_query.open("w", encoding="utf-8") if per_query else contextlib.nullcontext()
-    except OSError as exc:
-        raise InvalidInput(f"--per-query: cannot write {per_query}: {exc.strerror or exc}") from None
-    with Progress(console=err, transient=True) as progress, sink_file as sink:
+    with Progress(console=err, transient=True) as progress, _per_query_sink(per_query) as sink:
         tasks: dict[str, Any] = {}
 
         def report(stage: str, done: int, total: int) -> None:
@@ -927,14 +910,9 @@ def eval_qa(
 ) -> None:
     """Answer each question from the context an agent call would get, and have a judge model
     grade it against the gold answer: accuracy per category, context tokens, latency."""
-    from .errors import InvalidInput
     from .eval.qa import chat_model, evaluate_qa
-    from .eval.retrieval import load_pools
 
-    if not file.exists():
-        raise InvalidInput(f"no such file: {file}")
-    with file.open(encoding="utf-8") as fh:
-        pools = load_pools(fh, str(file))
+    pools = _pool_file(file)
     emb = None if embedder == "none" else _eval_embedder("hybrid", embedder, None)
     with Progress(console=err, transient=True) as progress:
         tasks: dict[str, Any] = {}
@@ -958,6 +936,26 @@ def eval_qa(
     out.print(table)
     out.print(f"context tokens per question: {result.context_tokens}; answer ms: {result.answer_ms}; "
               f"judge ms: {result.judge_ms}", markup=False)
+
+
+def _pool_file(file: Path) -> list[Any]:
+    from .errors import InvalidInput
+    from .eval.retrieval import load_pools
+
+    if not file.exists():
+        raise InvalidInput(f"no such file: {file}")
+    with file.open(encoding="utf-8") as fh:
+        return load_pools(fh, str(file))
+
+
+def _per_query_sink(path: Path | None) -> Any:
+    """The ``--per-query`` file opened for writing, or a stand-in that is ``None``."""
+    from .errors import InvalidInput
+
+    try:
+        return path.open("w", encoding="utf-8") if path else contextlib.nullcontext()
+    except OSError as exc:
+        raise InvalidInput(f"--per-query: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _cutoffs(k: str) -> list[int]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 
 from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
-from .retrieval import DEFAULT_KS, EvalResult, Pool, _mean, query_metrics
+from .retrieval import DEFAULT_KS, EvalResult, Pool, aggregate, query_metrics
 
 VIAS = ("learn", "agent")
 
@@ -159,13 +158,10 @@ def evaluate_conversations(
         finally:
             mem.close()
         size = sum(os.path.getsize(p) for p in Path(tmp).iterdir() if p.is_file())
-    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for category, _pool, metrics in rows:
-        if category:
-            by_category[category].append(metrics)
+    overall, by_category = aggregate(rows)
     return ConversationResult(
-        overall=_mean([m for _, _, m in rows]),
-        by_category={c: _mean(v) for c, v in sorted(by_category.items())},
+        overall=overall,
+        by_category=by_category,
         queries=len(rows), skipped=skipped, items=sum(len(p.items) for p in pools), mode=mode,
         embedder=getattr(embedder, "name", None) if mode != "keyword" else None,
         via=via, facts=facts, episodes=episodes, turns=turns, ingest_seconds=ingest, store_bytes=size,

@@ -144,6 +144,16 @@ class EvalResult:
                 "rejected": self.rejected}
 
 
+def aggregate(rows: Sequence[tuple[str | None, str, dict[str, float]]]) -> tuple[dict[str, float],
+                                                                                 dict[str, dict[str, float]]]:
+    """(overall means, means per category) of scored queries ``(category, pool, metrics)``."""
+    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for category, _pool, metrics in rows:
+        if category:
+            by_category[category].append(metrics)
+    return _mean([m for _, _, m in rows]), {c: _mean(v) for c, v in sorted(by_category.items())}
+
+
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     if not rows:
         return {}
@@ -208,13 +218,10 @@ def evaluate(
                         progress(done, total)
         finally:
             mem.close()
-    by_category: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for category, _pool, metrics in rows:
-        if category:
-            by_category[category].append(metrics)
+    overall, by_category = aggregate(rows)
     return EvalResult(
-        overall=_mean([m for _, _, m in rows]),
-        by_category={c: _mean(v) for c, v in sorted(by_category.items())},
+        overall=overall,
+        by_category=by_category,
         queries=len(rows),
         skipped=skipped,
         items=items,

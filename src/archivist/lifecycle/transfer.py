@@ -230,26 +230,18 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         where = f"{source}:{number}"
         kind = r["type"]
         try:
-            if kind == "episode":
+            if kind in ("fact", "episode"):
                 if r.get("tenant") != tenant:
-                    raise ValueError(f"the episode belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
-                episode = fact_from_dict({**r, "user": target})
-                if not episode.is_episode or episode.role not in ("user", "assistant"):
+                    raise ValueError(f"the {kind} belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
+                card = fact_from_dict({**r, "user": target})
+                if kind == "episode" and (not card.is_episode or card.role not in ("user", "assistant")):
                     raise ValueError("an episode has status 'episode' and role 'user' or 'assistant'")
-                if episode.id in seen:
-                    raise ValueError(f"duplicate id {episode.id!r} (first on line {seen[episode.id]})")
-                seen[episode.id] = number
-                episodes.append((number, episode))
-            elif kind == "fact":
-                if r.get("tenant") != tenant:
-                    raise ValueError(f"the fact belongs to tenant {r.get('tenant')!r}, not {tenant!r}")
-                fact = fact_from_dict({**r, "user": target})
-                if fact.is_episode:
+                if kind == "fact" and card.is_episode:
                     raise ValueError("status 'episode' belongs to an episode record")
-                if fact.id in seen:
-                    raise ValueError(f"duplicate fact id {fact.id!r} (first on line {seen[fact.id]})")
-                seen[fact.id] = number
-                facts.append((number, fact))
+                if card.id in seen:
+                    raise ValueError(f"duplicate {kind} id {card.id!r} (first on line {seen[card.id]})")
+                seen[card.id] = number
+                (episodes if kind == "episode" else facts).append((number, card))
             elif kind == "profile_section":
                 other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
                                                    tuple(r.get("source_message_ids") or ()))))
