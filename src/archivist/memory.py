@@ -156,6 +156,7 @@ class ApplyReport:
 
 
 MAX_QUERY_CHARS = 10_000
+PAIRED = "together with the turn before it: "  # a refusal of two turns read together
 # a turn a candidate of which the gate refused for one of these is not kept as said either
 WITHHELD = frozenset({"transactional", "prompt_injection", "secret", "forgotten"})
 
@@ -586,7 +587,7 @@ class MemoryScope(_ContextMixin):
                 with self._writer(report) as w:
                     self._keep_episodes(w, filtered, thread_id,
                                         self._conversation_contexts(filtered, set(), verdicts, earlier),
-                                        report, verdicts, earlier)
+                                        report, verdicts)
             return report
         parsed: list[tuple[Any, Candidate | Rejection, str | None, datetime | None]] = []
         rows = filtered.by_id()
@@ -614,7 +615,7 @@ class MemoryScope(_ContextMixin):
                    if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
                    thread, when) for raw, c, thread, when in parsed]
         with self._writer(report) as w:
-            self._keep_episodes(w, filtered, thread_id, around, report, verdicts, earlier)
+            self._keep_episodes(w, filtered, thread_id, around, report, verdicts)
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))
             forgotten = self._apply_lifecycle_hints(w, removals, list(reinforcements), filtered, report)
             if compose_profile is not None:
@@ -675,18 +676,20 @@ class MemoryScope(_ContextMixin):
         return len(changed)
 
     def _keep_episodes(self, w: Writer, filtered: FilterResult, thread_id: str | None, contexts: dict[str, str],
-                       report: ApplyReport, verdicts: dict[str, Rejection | None], earlier: Sequence[Fact]) -> None:
+                       report: ApplyReport, verdicts: dict[str, Rejection | None]) -> None:
         """Keep the filtered turns as episodes (what was said), inside the turn's unit of
-        work. ``verdicts``: the content policy's word on each turn (read once per turn) and
-        the gate's refusals of what a turn says; ``earlier``: the thread's turns before."""
+        work. ``verdicts``: the content policy's word on each turn and on each pair of
+        turns (read once, by :meth:`_conversation_contexts`) and the gate's refusals of
+        what a turn says."""
         if not self.memory.episodes.enabled or not filtered.rows:
             return
-        decided = {m: v for m, v in verdicts.items() if v is not None and v.code != "secret"}
+        # a turn's own secret is redacted where it stands; a secret only two turns make keeps neither
+        decided = {m: v for m, v in verdicts.items() if v is not None and
+                   (v.code != "secret" or v.reason.startswith(PAIRED))}
         episodes, withheld = build_episodes(
             self._named_rows(filtered), self.identity, thread_id=thread_id, now=w.now, contexts=contexts,
             policy=self.memory.episodes, detect_grants=self.memory.governance.detect_grants, verdicts=decided,
-            passed=frozenset(m for m, v in verdicts.items() if v is None),
-            said_before=earlier[-1].content if earlier else None)
+            passed=frozenset(m for m, v in verdicts.items() if v is None))
         report.episodes.extend(w.keep_episodes(episodes))
         report.episodes_withheld.extend(withheld)
         texts = {r.id: r.content for r in filtered.rows}
@@ -741,7 +744,7 @@ class MemoryScope(_ContextMixin):
                     joined = parsed[rows[i - 1]][1].content + "\n" + cand.content
                     why = screen(joined, detect_grants=self.memory.governance.detect_grants)
                     code, reason = (why.code, why.reason) if why else ("secret", "never stored")
-                    out[n] = (raw, Rejection(code, f"together with the turn before it: {reason}"), thread, when)
+                    out[n] = (raw, Rejection(code, PAIRED + reason), thread, when)
                 elif cand.context is None and context:
                     out[n] = (raw, replace(cand, context=context), thread, when)
         return out
@@ -750,12 +753,23 @@ class MemoryScope(_ContextMixin):
                                verdicts: dict[str, Rejection | None], earlier: Sequence[Fact] = ()) -> dict[str, str]:
         """Each kept message's retrieval context from the turns around it (what a fact
         citing it, and its episode, are also indexed with). A message the content policy
-        refuses (``verdicts``), or one a refused candidate cites, is never quoted."""
+        refuses (``verdicts``), or one a refused candidate cites, is never quoted. Turns
+        the policy refuses only together with the turn before them ("my password is" +
+        "hunter2") are added to ``verdicts``, both of them: neither is kept as said."""
         rows = self._named_rows(filtered)
         turns = [Turn(e.content, e.speaker or e.role) for e in earlier] + \
             [Turn(r.content, r.speaker or r.role) for r in rows]
         refused = [False] * len(earlier) + [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
-        turns, _pairs = quotable(turns, refused, self._policy_refuses)
+        turns, pairs = quotable(turns, refused, self._policy_refuses)
+        texts = [e.content for e in earlier] + [r.content for r in rows]
+        for i, pair in enumerate(pairs):
+            if pair:
+                why = screen(texts[i - 1] + "\n" + texts[i], detect_grants=self.memory.governance.detect_grants)
+                why = Rejection(why.code if why else "secret", PAIRED + (why.reason if why else "never stored"),
+                                why.detail if why else None)
+                for j in (i - 1, i):
+                    if j >= len(earlier) and verdicts.get(rows[j - len(earlier)].id) is None:
+                        verdicts[rows[j - len(earlier)].id] = why
         contexts = conversation_contexts(turns)[len(earlier):]
         return {r.id: c for r, c in zip(rows, contexts) if c}
 
@@ -952,7 +966,7 @@ class MemoryScope(_ContextMixin):
             with self._writer() as w:
                 self._keep_episodes(w, filtered, thread_id,
                                     self._conversation_contexts(filtered, set(), verdicts, earlier),
-                                    ApplyReport(), verdicts, earlier)
+                                    ApplyReport(), verdicts)
         cited = tuple(f.id for f in self._store.list_facts(self.identity, statuses=(Status.COMMITTED, Status.CANDIDATE))
                       if f.provenance.thread_id == thread_id)
         summary = SessionSummary(new_id(), thread_id, history[0].id, history[-1].id, len(history),

@@ -158,13 +158,12 @@ def build_episodes(
     detect_grants: bool = True,
     verdicts: dict[str, Rejection | None] | None = None,
     passed: frozenset[str] = frozenset(),
-    said_before: str | None = None,
 ) -> tuple[list[Fact], list[tuple[str, Rejection]]]:
     """Episodes of the filtered ``rows`` (in order) and the turns not kept, with why.
     ``contexts`` maps a message id to its retrieval context; ``verdicts`` may say in
-    advance that a turn is not kept (the gate refused what it says); ``passed`` names the
-    turns the content policy already let through as they are; ``said_before`` is
-    the thread's turn before ``rows`` (a secret or an order can be split over two turns)."""
+    advance that a turn is not kept (the gate refused what it says, or the content policy
+    refused it together with the turn before it); ``passed`` names the turns the content
+    policy already let through as they are."""
     if not policy.enabled:
         return [], []
     contexts = contexts or {}
@@ -172,34 +171,22 @@ def build_episodes(
     kept: list[tuple[Row, str]] = []
     skipped: list[tuple[str, Rejection]] = []
     secrets: list[str] = []  # words redacted as possible secrets: redacted wherever they are repeated
-    previous = said_before
     for row in rows:
         verdict = verdicts.get(row.id)
         if verdict is not None:
             skipped.append((row.id, verdict))
-            previous = None
             continue
         if _SURROGATE.search(row.id) or (row.speaker and _SURROGATE.search(row.speaker)):
             skipped.append((row.id, Rejection("invalid_message", "the message id or name is not valid text")))
-            previous = None
             continue
         content = clean_text(row.content)
         text, problem, removed = screen_turn(content, detect_grants=detect_grants,
                                              passed=row.id in passed and content == row.content)
         secrets += [t for t in removed if t]
-        if text is not None and previous and problem is None:
-            pair = screen(previous + "\n" + text, detect_grants=detect_grants)
-            if pair is not None and screen(previous, detect_grants=detect_grants) is None:
-                problem = Rejection(pair.code, f"together with the turn before it: {pair.reason}", pair.detail)
-                if kept and kept[-1][1] == previous:  # the first half is in this batch: not kept either
-                    first = kept.pop()
-                    skipped.append((first[0].id, problem))
         if problem is not None or not text:
             skipped.append((row.id, problem or Rejection("empty", "nothing left to keep")))
-            previous = None
             continue
         kept.append((row, text))
-        previous = text
     episodes: list[Fact] = []
     until = now + policy.ttl if policy.ttl is not None else None
     for row, text in kept:
