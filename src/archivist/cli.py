@@ -144,23 +144,29 @@ def search(
     db: DbOption = None,
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
+    kinds: Annotated[str, typer.Option(help="fact, episode or both (comma-separated): what to recall")] = "fact,episode",
     as_json: JsonOption = False,
 ) -> None:
-    """Search the user's facts (keyword by default; vector or hybrid with an embedder)."""
+    """Search the user's facts and what was said (keyword by default; vector or hybrid with an embedder)."""
+    from .context.memory_block import said_by
     from .memory import Memory
 
     with Memory.open(resolve_db(db), embedder=embedder) as mem:
-        hits = mem.scope(tenant, user, agent).search(query, k=k, mode=mode)
+        hits = mem.scope(tenant, user, agent).search(query, k=k, mode=mode,
+                                                     kinds=[x.strip() for x in kinds.split(",") if x.strip()])
     if as_json:
-        _print_json([{"id": h.fact.id, "content": h.fact.content, "category": h.fact.category.value,
+        _print_json([{"id": h.fact.id, "kind": h.kind, "content": h.fact.content, "category": h.fact.category.value,
                       "confidence": h.fact.confidence, "score": h.score,
+                      **({"said_by": said_by(h.fact), "said_at": h.fact.created_at.isoformat()}
+                         if h.kind == "episode" else {}),
                       **({"explanation": h.explanation} if explain else {})} for h in hits])
         return
-    table = Table("score", "content", "category", "id")
+    table = Table("score", "kind", "content", "category", "id")
     if explain:
         table.add_column("explanation")
     for h in hits:
-        row = [f"{h.score:.3f}", h.fact.content, h.fact.category.value, h.fact.id]
+        kind = f"episode ({said_by(h.fact)}, {h.fact.created_at.date()})" if h.kind == "episode" else "fact"
+        row = [f"{h.score:.3f}", kind, h.fact.content, h.fact.category.value, h.fact.id]
         if explain:
             e = h.explanation
             row.append(f"bm25 {e['relevance']:.3f} · decay {e['decay']:.3f} + {e['confidence_term']:.3f}"
