@@ -235,7 +235,11 @@ class _Ops:
                kinds: Sequence[str] = ("fact", "episode")) -> Op:
         """The best facts and episodes for ``query`` (``hit.kind``), each with its score
         (and the score's parts)."""
-        body = {"query": query, "k": k, "kinds": list(kinds), **({"mode": mode} if mode else {})}
+        from .retrieval.episodes import statuses_of
+
+        statuses_of(kinds)  # the same check as the embedded scope, before anything is sent
+        kinds = [kinds] if isinstance(kinds, str) else list(dict.fromkeys(kinds))
+        body = {"query": query, "k": k, "kinds": kinds, **({"mode": mode} if mode else {})}
         response = yield self._call("POST", "search", json=body)
         return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
                 for h in response.json()]

@@ -71,7 +71,7 @@ from .pipeline.governance import (
     parse_profile_update,
     screen,
 )
-from .pipeline.episodes import EpisodePolicy, build_episodes
+from .pipeline.episodes import EpisodePolicy, build_episodes, part_label
 from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
@@ -621,19 +621,21 @@ class MemoryScope(_ContextMixin):
             if compose_profile is not None:
                 updates += compose_profile(report, self._store.get_profile(self.identity))
             self._apply_profile(w, updates, filtered, report)
-        if forgotten:
+        if forgotten:  # "forget that…": the fact goes from every copy, and so do the words it was said in
+            self._store.forget_fact(self.identity, [f.id for f in forgotten], at=self._now())
             self._forget_words_of(forgotten)
         return report
 
     def _forget_words_of(self, facts: Sequence[Fact]) -> ForgetReceipt | None:
-        """Forget the episodes that said ``facts``: the turns they were extracted from, and
-        turns that repeat one of them (the assistant's "noted: you live in Hangzhou")."""
+        """Forget the episodes that said ``facts``: the turns they were extracted from (of
+        their own thread), and turns that repeat one of them (the assistant's "noted: you
+        live in Hangzhou")."""
         ids: dict[str, None] = {}
         said = {(f.provenance.thread_id, f.provenance.message_id) for f in facts
                 if f.provenance.message_id and not f.is_episode}
         for e in self._store.list_facts(self.identity, statuses=(Status.EPISODE,),
                                         message_ids=sorted({m for _, m in said})):
-            if (e.provenance.thread_id, e.provenance.message_id) in said or (None, e.provenance.message_id) in said:
+            if (e.provenance.thread_id, e.provenance.message_id) in said:
                 ids[e.id] = None
         now = self._now()
         for fact in facts:
@@ -647,32 +649,73 @@ class MemoryScope(_ContextMixin):
                 shared = len(wanted & set(query_terms(m.fact.content)))
                 if shared >= 2 and shared * 5 >= len(wanted) * 3:  # most of its words, not one name in passing
                     ids[m.fact.id] = None
-        if not ids:
-            return None
+        threads = {f.provenance.thread_id for f in facts}
+        return self._forget_episodes(list(ids), "episodes", threads) if ids or facts else None
+
+    def _forget_episodes(self, ids: Sequence[str], target: str, threads: set[str | None] = frozenset()
+                         ) -> ForgetReceipt:
+        """Forget these episodes, then give the turns left in their threads (and the facts
+        taken from them) the contexts the thread now gives: no context quotes, or carries
+        the topics of, a forgotten turn."""
+        now = self._now()
         gone = [e for e in (self._store.get_fact(self.identity, i) for i in ids) if e is not None]
-        counts = self._store.forget_fact(self.identity, list(ids), at=now)
-        counts["contexts (redacted)"] = self._unquote(gone + [f for f in facts if not f.is_episode])
-        return ForgetReceipt("episodes", now, counts)
+        counts = self._store.forget_fact(self.identity, list(ids), at=now) if ids else {}
+        threads = set(threads) | {e.provenance.thread_id for e in gone}
+        counts["contexts (rewritten)"] = self._recontext({t for t in threads if t is not None})
+        if None in threads:  # turns said in no thread came in separate deliveries: take the words out where quoted
+            counts["contexts (rewritten)"] += self._unquote([e for e in gone if e.provenance.thread_id is None])
+        return ForgetReceipt(target, now, counts)
 
     def _unquote(self, gone: Sequence[Fact]) -> int:
-        """Take the words of forgotten turns out of the contexts that quote them (the turn
-        after a question is indexed with the question): the neighbours stay, the words go."""
+        """Take the words of forgotten turns said in no thread out of the contexts of the
+        scope's other such turns and facts."""
         quotes = [g.content[:ANSWERED_CHARS] for g in gone if len(g.content.strip()) >= 2]
-        quotes += [g.provenance.evidence_text for g in gone if g.provenance.evidence_text]
         if not quotes:
             return 0
         changed = []
-        for thread in sorted({g.provenance.thread_id for g in gone}, key=lambda t: t or ""):
-            for f in self._store.list_facts(self.identity, statuses=INDEXED, thread_id=thread):
-                context = f.context or ""
+        for f in self._store.list_facts(self.identity, statuses=INDEXED):
+            if f.provenance.thread_id is None and f.context and any(q in f.context for q in quotes):
+                context = f.context
                 for quote in quotes:
                     context = context.replace(quote, "[forgotten]")
-                if context != (f.context or ""):
-                    changed.append(f.evolve(context=context))
+                changed.append(f.evolve(context=context))
         with self._store.transaction():
             for f in changed:
                 self._store.update_fact(f)
-        self.memory._after_write(changed)  # the vectors were made from the old context
+        self.memory._after_write(changed)
+        return len(changed)
+
+    def _recontext(self, threads: set[str]) -> int:
+        """Recompute the retrieval context of every episode of ``threads`` from the turns
+        kept now, and of the facts taken from them; store the ones that changed (and their
+        vectors, which were made from the old context)."""
+        changed: dict[str, Fact] = {}
+        for thread in sorted(threads):
+            kept = list(reversed(self._store.list_facts(self.identity, statuses=(Status.EPISODE,), thread_id=thread)))
+            turns: list[tuple[str, list[Fact]]] = []  # one turn per message: a long one is kept in parts
+            for e in kept:
+                if turns and turns[-1][0] == e.provenance.message_id:
+                    turns[-1][1].append(e)
+                else:
+                    turns.append((e.provenance.message_id or e.id, [e]))
+            quoted, _pairs = quotable([Turn("".join(p.content for p in parts), parts[0].speaker or parts[0].role)
+                                       for _, parts in turns], [False] * len(turns), self._policy_refuses)
+            contexts = dict(zip((m for m, _ in turns), conversation_contexts(quoted)))
+            for message_id, parts in turns:
+                for part in parts:
+                    label = part_label(part.context)
+                    context = "\n".join(x for x in (contexts[message_id], label) if x) or None
+                    if context != part.context:
+                        changed[part.id] = part.evolve(context=context)
+            for f in self._store.list_facts(self.identity, thread_id=thread):
+                mid = f.provenance.message_id
+                if f.provenance.thread_id == thread and f.context and mid in contexts and contexts[mid] != f.context:
+                    changed[f.id] = f.evolve(context=contexts[mid])
+        if changed:
+            with self._store.transaction():
+                for f in changed.values():
+                    self._store.update_fact(f)
+            self.memory._after_write(list(changed.values()))
         return len(changed)
 
     def _keep_episodes(self, w: Writer, filtered: FilterResult, thread_id: str | None, contexts: dict[str, str],
@@ -738,10 +781,10 @@ class MemoryScope(_ContextMixin):
             rows.sort(key=lambda n: parsed[n][0]["turn"])
             turns = [Turn(parsed[n][1].content, parsed[n][0].get("speaker")) for n in rows]
             turns, pairs = quotable(turns, [self._refused(parsed[n][1], None) for n in rows], self._policy_refuses)
-            for i, (n, context, pair) in enumerate(zip(rows, conversation_contexts(turns), pairs)):
+            for n, context, partner in zip(rows, conversation_contexts(turns), pairs):
                 raw, cand, thread, when = parsed[n]
-                if pair:
-                    joined = parsed[rows[i - 1]][1].content + "\n" + cand.content
+                if partner is not None:
+                    joined = parsed[rows[partner]][1].content + "\n" + cand.content
                     why = screen(joined, detect_grants=self.memory.governance.detect_grants)
                     code, reason = (why.code, why.reason) if why else ("secret", "never stored")
                     out[n] = (raw, Rejection(code, PAIRED + reason), thread, when)
@@ -762,12 +805,12 @@ class MemoryScope(_ContextMixin):
         refused = [False] * len(earlier) + [r.id in refused_ids or verdicts.get(r.id) is not None for r in rows]
         turns, pairs = quotable(turns, refused, self._policy_refuses)
         texts = [e.content for e in earlier] + [r.content for r in rows]
-        for i, pair in enumerate(pairs):
-            if pair:
-                why = screen(texts[i - 1] + "\n" + texts[i], detect_grants=self.memory.governance.detect_grants)
+        for i, partner in enumerate(pairs):
+            if partner is not None:
+                why = screen(texts[partner] + "\n" + texts[i], detect_grants=self.memory.governance.detect_grants)
                 why = Rejection(why.code if why else "secret", PAIRED + (why.reason if why else "never stored"),
                                 why.detail if why else None)
-                for j in (i - 1, i):
+                for j in (partner, i):
                     if j >= len(earlier) and verdicts.get(rows[j - len(earlier)].id) is None:
                         verdicts[rows[j - len(earlier)].id] = why
         contexts = conversation_contexts(turns)[len(earlier):]
@@ -1004,12 +1047,10 @@ class MemoryScope(_ContextMixin):
     def sweep_episodes(self) -> ForgetReceipt | None:
         """Erase the episodes past their retention (``EpisodePolicy.ttl``): hidden from the
         moment they expire, removed from the store here (consolidation runs it)."""
-        now = self._now()
-        expired = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), expired_at=now)
+        expired = self._store.list_facts(self.identity, statuses=(Status.EPISODE,), expired_at=self._now())
         if not expired:
             return None
-        return ForgetReceipt("episodes:expired", now, self._store.forget_fact(self.identity, [e.id for e in expired],
-                                                                               at=now))
+        return self._forget_episodes([e.id for e in expired], "episodes:expired")
 
     def consolidation_runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """Past consolidation runs of this scope, newest first (trigger and plan of each)."""
@@ -1045,10 +1086,12 @@ class MemoryScope(_ContextMixin):
             ids = [f.id for f in self._store.history(self.identity, fact_id)]
             retired = self._store.list_facts(self.identity, statuses=(Status.SUPERSEDED, Status.ARCHIVED))
             ids += [f.id for f in retired if f.id not in ids and is_near_duplicate(f.content, fact.content)]
+        if fact.is_episode:  # what was said: its neighbours stop quoting it too
+            return self._forget_episodes([fact_id], f"fact:{fact_id}")
         now = self._now()
         facts = [f for f in (self._store.get_fact(self.identity, i) for i in ids) if f is not None]
         counts = self._store.forget_fact(self.identity, ids, at=now)
-        said = self._forget_words_of(facts) if not fact.is_episode else None  # the words it was said in go too
+        said = self._forget_words_of(facts)  # the words it was said in go too
         for name, n in (said.counts if said else {}).items():
             counts[f"episodes: {name}"] = n
         return ForgetReceipt(f"fact:{fact_id}", now, counts)

@@ -318,14 +318,16 @@ _DYNAMIC_ORDER = ("project_rules", "task_state", "preferences", "last_session", 
 
 
 # brackets a model could read as < or > (Chinese title marks stay: they are ordinary text)
-_LOOKALIKE = re.compile("[" + re.escape("".join(chr(c) for c in LOOKALIKE_BRACKETS if chr(c) not in "«»《》")) + "]")
+# and every character that ends a line somewhere (U+2028, U+2029, U+0085): one item, one line
+_ESCAPED = re.compile("[" + re.escape("".join(chr(c) for c in LOOKALIKE_BRACKETS if chr(c) not in "«»《》"))
+                      + "\u2028\u2029\u0085]")
 
 
 def json_line(data: Mapping[str, Any]) -> str:
     """JSON on one line that cannot close a block: ``<`` and ``>`` are escaped, and so is
-    every bracket a model could read as one ("＜/evidence＞")."""
+    every bracket a model could read as one ("＜/evidence＞") and every line separator."""
     text = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-    return _LOOKALIKE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _ESCAPED.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def render_goal(goal: str, criteria: Sequence[str]) -> str:

@@ -76,21 +76,28 @@ def _latin_topics(text: str) -> list[str]:
     return [w for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in STOPWORDS and not w.isdigit()]
 
 
+SHORT_REPLY = 6  # words: a reply this short may complete what was said two turns before it
+
+
 def quotable(turns: Sequence[Turn], refused: Sequence[bool],
-             refuses: Callable[[str], bool]) -> tuple[list[Turn], list[bool]]:
+             refuses: Callable[[str], bool]) -> tuple[list[Turn], list[int | None]]:
     """What may be quoted into contexts: ``turns`` with the text of every refused turn
     blanked, and of both turns of a pair that the content policy (``refuses``) refuses
-    only when read together ("我的密码是" + "Tr0ub4dor&3"). Also returns, per turn,
-    whether it completes such a pair."""
+    only when read together ("我的密码是" + "Tr0ub4dor&3") — the turn before, or, for a
+    short reply, the turn before that ("Can you keep my bank password?" — "Sure, what is
+    it?" — "it's Tr0ub4dor&3"). Also returns, per turn, the index of the turn it completes
+    such a pair with, else ``None``."""
     texts = [("" if no else t.text) for t, no in zip(turns, refused)]
-    joined = [False] * len(turns)
+    partner: list[int | None] = [None] * len(turns)
     for i in range(1, len(turns)):
-        if texts[i - 1] and texts[i] and refuses(texts[i - 1] + "\n" + texts[i]):
-            joined[i] = True
-    for i, pair in enumerate(joined):
-        if pair:
-            texts[i - 1] = texts[i] = ""
-    return [Turn(text, t.speaker) for t, text in zip(turns, texts)], joined
+        if not texts[i]:
+            continue
+        before = [i - 1] + ([i - 2] if i >= 2 and len(_WORD.findall(texts[i])) <= SHORT_REPLY else [])
+        partner[i] = next((j for j in before if texts[j] and refuses(texts[j] + "\n" + texts[i])), None)
+    for i, j in enumerate(partner):
+        if j is not None:
+            texts[j] = texts[i] = ""
+    return [Turn(text, t.speaker) for t, text in zip(turns, texts)], partner
 
 
 def conversation_contexts(turns: Sequence[Turn]) -> list[str | None]:

@@ -30,7 +30,7 @@ from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
 from ..model import content_hash
-from ..pipeline.episodes import MAX_EPISODE_CHARS, screen_turn
+from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
 from ..pipeline.governance import Rejection, admit, screen
 from ..model import (
     Authority,
@@ -238,6 +238,8 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                     raise ValueError("an episode has status 'episode' and role 'user' or 'assistant'")
                 if kind == "fact" and card.is_episode:
                     raise ValueError("status 'episode' belongs to an episode record")
+                if kind == "episode" and r.get("user") != target:  # its id names its scope: another user, another id
+                    card = card.evolve(id=_rescoped_id(card))
                 if card.id in seen:
                     raise ValueError(f"duplicate {kind} id {card.id!r} (first on line {seen[card.id]})")
                 seen[card.id] = number
@@ -331,6 +333,13 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
     return report
+
+
+def _rescoped_id(episode: Fact) -> str:
+    """The id an episode gets in the scope it is imported into (the part it is, kept)."""
+    label = part_label(episode.context)
+    part = int(label.split()[1]) - 1 if label else 0
+    return episode_id(episode.identity, episode.provenance.thread_id, episode.provenance.message_id or episode.id, part)
 
 
 def _is_episode(store, episode: Fact) -> bool:

@@ -114,6 +114,15 @@ def _looks_secret(token: str) -> bool:
         (has_alpha and any(not c.isalnum() for c in token.strip(".,;:!?")) and any(c.isupper() for c in token))
 
 
+_PART = "(part "
+
+
+def part_label(context: str | None) -> str | None:
+    """The line of an episode's context that says which part of a long message it is."""
+    last = (context or "").rsplit("\n", 1)[-1]
+    return last if last.startswith(_PART) and last.endswith("-character message)") else None
+
+
 def _parts(text: str) -> list[str]:
     if len(text) <= MAX_EPISODE_CHARS:
         return [text]
@@ -197,8 +206,8 @@ def build_episodes(
         for n, part in enumerate(parts):
             context = contexts.get(row.id)
             if len(parts) > 1:
-                label = f"part {n + 1} of {len(parts)} of a {len(text):,}-character message"
-                context = f"{context}\n({label})" if context else f"({label})"
+                label = f"{_PART}{n + 1} of {len(parts)} of a {len(text):,}-character message)"
+                context = f"{context}\n{label}" if context else label
             episodes.append(Fact(
                 id=episode_id(identity, thread_id, row.id, n), identity=identity, content=part,
                 category=Category.CONTEXT, kind=Kind.FACT, scope=FactScope.THREAD, durability=Durability.DURABLE,
@@ -211,5 +220,6 @@ def build_episodes(
     return episodes, skipped
 
 
-__all__ = ["EXTRACTOR", "MAX_EPISODE_CHARS", "EpisodePolicy", "build_episodes", "episode_id", "redact_secrets",
+__all__ = ["EXTRACTOR", "MAX_EPISODE_CHARS", "EpisodePolicy", "build_episodes", "episode_id", "part_label",
+           "redact_secrets",
            "screen_turn"]

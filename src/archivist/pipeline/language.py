@@ -5,16 +5,18 @@ Text in another language is not checked by them, so it is never trusted: what a 
 shown must be in a language the gate reads (DESIGN principle 9). Traditional Chinese is
 read through its Simplified form (OpenCC ``t2s``).
 
-Identification of very short texts is unreliable ("Haha yes!!" scores as Kabyle), so a
-text of fewer than :data:`SHORT_WORDS` words written in plain ASCII is taken as readable;
-anything longer, or in another script, must score at least :data:`MIN_SHARE` for English
-plus Chinese. On LoCoMo's 5,882 turns one English turn scores below it ("Ah ha ha, yeah, JUST DOING
-IT!"); none of the 1,214 messages of bench/zh_dailylife does. Identification is the costly
-part of keeping a turn, so two plain cases skip it: ASCII text of which a third of the
-words are English function words ("the", "I", "is", … — 4,856 of LoCoMo's turns), and text
-whose every word is Han characters (no kana, no hangul). Text that mixes an order in
-another language with enough English function words passes as English: the detectors then
-read it as English, as they would any English text.
+Each run of sentences of at least :data:`CHUNK_WORDS` words is identified on its own, so an
+order in another language after English small talk is found. A run is not readable when
+English plus Chinese score below :data:`MIN_SHARE` and another language scores at least
+:data:`CONFIDENT`: short slang and names ("Hey Mel! How're ya doin'?") spread their score
+thinly over many languages and stay readable. Identification is the costly part of keeping
+a turn, so plain cases skip it: fewer than :data:`SHORT_WORDS` ASCII words, ASCII text of
+which a third of the words are English function words ("the", "I", "is", …), text whose
+every word is Han characters (no kana, no hangul). On LoCoMo's 5,882 turns and the 1,214
+messages of bench/zh_dailylife no turn is found unreadable; passwords, grants and
+injections in French, German, Spanish, Japanese, Korean and Russian are. Text that mixes an
+order in another language with enough English function words in one run passes as
+English: the detectors then read it as English, as they would any English text.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from functools import lru_cache
 
 READ = ("en", "zh")
 MIN_SHARE = 0.05
+CONFIDENT = 0.15  # a language other than ours this likely, and ours unlikely: not readable
 SHORT_WORDS = 4
 _WORDS = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|\n+")
+CHUNK_WORDS = 6  # a run this long is identified reliably enough
 _HAN_ONLY = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 # words so common in English that a text made of a third of them is English (identification is
 # then skipped: it is the costly part of keeping a turn)
@@ -59,7 +64,31 @@ def simplified(text: str) -> str:
 
 
 def readable(text: str) -> bool:
-    """True when the gate can read ``text`` (English or Chinese, or too short to tell in ASCII)."""
+    """True when the gate can read every part of ``text``: each run of sentences of at least
+    :data:`CHUNK_WORDS` words (an order in another language after English small talk is not
+    read by the detectors either)."""
+    return all(_readable(chunk) for chunk in _chunks(text))
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` cut at sentence ends into runs of at least :data:`CHUNK_WORDS` words (the last
+    run joins the one before it when it is shorter)."""
+    chunks, current, words = [], [], 0
+    for sentence in _SENTENCE.split(text):
+        current.append(sentence)
+        words += len(_WORDS.findall(sentence))
+        if words >= CHUNK_WORDS:
+            chunks.append(" ".join(current))
+            current, words = [], 0
+    if current:
+        if chunks and words < CHUNK_WORDS:
+            chunks[-1] += " " + " ".join(current)
+        else:
+            chunks.append(" ".join(current))
+    return chunks or [text]
+
+
+def _readable(text: str) -> bool:
     words = _WORDS.findall(text)
     if not words:
         return True  # digits, punctuation, emoji: nothing a detector reads differently by language
@@ -67,8 +96,10 @@ def readable(text: str) -> bool:
         return True
     if all(_HAN_ONLY.fullmatch(w) for w in words):
         return True  # Han characters only (no kana, no hangul): Chinese
-    shares = dict(_identifier().rank(text[:2000]))
-    return sum(shares.get(lang, 0.0) for lang in READ) >= MIN_SHARE
+    ranked = _identifier().rank(text[:2000])
+    ours = sum(share for lang, share in ranked if lang in READ)
+    other = max((share for lang, share in ranked if lang not in READ), default=0.0)
+    return ours >= MIN_SHARE or other < CONFIDENT  # unsure of every language (slang, names): not another one
 
 
 def language_of(text: str) -> str:
