@@ -729,12 +729,15 @@ class MemoryScope(_ContextMixin):
         # a turn's own secret is redacted where it stands; a secret only two turns make keeps neither
         decided = {m: v for m, v in verdicts.items() if v is not None and
                    (v.code != "secret" or v.reason.startswith(PAIRED))}
-        episodes, withheld = build_episodes(
+        known = frozenset(h for h, _ in self._store.tombstones(self.identity))
+        episodes, withheld, secrets = build_episodes(
             self._named_rows(filtered), self.identity, thread_id=thread_id, now=w.now, contexts=contexts,
             policy=self.memory.episodes, detect_grants=self.memory.governance.detect_grants, verdicts=decided,
-            passed=frozenset(m for m, v in verdicts.items() if v is None))
+            passed=frozenset(m for m, v in verdicts.items() if v is None), known_secrets=known)
         report.episodes.extend(w.keep_episodes(episodes))
         report.episodes_withheld.extend(withheld)
+        for secret in dict.fromkeys(secrets):  # remembered by hash only, so a later turn repeating it is redacted too
+            self._store.add_tombstone(self.identity, content_hash(secret), w.now)
         texts = {r.id: r.content for r in filtered.rows}
         for message_id, why in withheld:  # a request to forget repeats what it forgets: never kept, however re-sent
             if why.code in ("forget_request", "forgotten") and message_id in texts:
@@ -855,7 +858,8 @@ class MemoryScope(_ContextMixin):
                     report.rejected.append((raw, problem))
                     w.refuse(problem)
                 elif kind == "remove":
-                    reason = str(item.get("reason") or "the user said it no longer holds")[:300]
+                    reason = "the user asked to forget it" if item.get("forget") is True else \
+                        str(item.get("reason") or "the user said it no longer holds")[:300]  # a request repeats it
                     w.retire(fact, Status.EXPIRED, code="removed", reason=reason, valid_to=w.now,
                              message_id=row.id, action="remove")
                     report.removed.append(fact)

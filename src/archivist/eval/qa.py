@@ -23,6 +23,7 @@ missing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
@@ -149,6 +150,59 @@ class QAResult:
                 "judge_ms": self.judge_ms}
 
 
+MAX_QUESTION_CHARS = 10_000  # as searches take them
+
+
+def pool_keys(pools: Sequence[Pool]) -> list[str]:
+    """A stable key per pool: its name, and ``name#2``… for later pools of the same name
+    (a run resumed with pools added keeps each pool's store and answers)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for pool in pools:
+        seen[pool.name] = seen.get(pool.name, 0) + 1
+        keys.append(pool.name if seen[pool.name] == 1 else f"{pool.name}#{seen[pool.name]}")
+    return keys
+
+
+def _scope(mem: Any, key: str) -> Any:
+    """The scope a pool is fed into: named after its key, whatever the key's characters."""
+    return mem.scope(tenant="eval", user="pool-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16], agent="eval")
+
+
+def _answered(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The verdicts a previous run kept, by (pool key, question id); a line that is not one
+    is an error naming it (fix or delete the line to go on)."""
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            row = json.loads(line)
+            ok = isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("pool"), str) \
+                and row.get("label") in ("CORRECT", "WRONG") and isinstance(row.get("context_tokens"), int) \
+                and all(isinstance(row.get(k), int | float) for k in ("answer_ms", "judge_ms"))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise InvalidInput(f"{path}:{number}: not an answer record (id, pool, label, context_tokens, answer_ms, "
+                               "judge_ms); fix or delete the line, or remove the file to ask everything again")
+        done[(row["pool"], row["id"])] = row
+    return done
+
+
+def _fed(path: Path) -> set[str]:
+    """The pools a previous run fed into the store."""
+    if not path.exists():
+        return set()
+    try:
+        fed = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        fed = None
+    if not isinstance(fed, list) or not all(isinstance(x, str) for x in fed):
+        raise InvalidInput(f"{path} is not a list of pool names; remove the work directory to start again")
+    return set(fed)
+
+
 def _spread(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
@@ -175,39 +229,33 @@ def evaluate_qa(
 
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 500:
         raise InvalidInput(f"budget must be a number of tokens ≥ 500, got {budget!r}")
+    if workdir.exists() and not workdir.is_dir():
+        raise InvalidInput(f"--workdir {workdir} is a file, not a directory")
     workdir.mkdir(parents=True, exist_ok=True)
     answers_path, fed_path = workdir / "answers.jsonl", workdir / "fed.json"
-    done: dict[str, dict[str, Any]] = {}
-    if answers_path.exists():
-        for number, line in enumerate(answers_path.read_text(encoding="utf-8").splitlines(), start=1):
-            try:
-                row = json.loads(line)
-                done[row["id"]] = row
-            except (ValueError, KeyError, TypeError):
-                raise InvalidInput(f"{answers_path}:{number}: not an answer record; remove the line or the file") \
-                    from None
-    fed = set(json.loads(fed_path.read_text(encoding="utf-8"))) if fed_path.exists() else set()
+    keys = pool_keys(pools)
+    done = _answered(answers_path)
+    fed = _fed(fed_path)
     clock = FixedClock("2000-01-01T00:00:00Z")
     wanted = [(n, q) for n, p in enumerate(pools) for q in p.queries if q.get("answer") not in (None, "")]
     skipped = sum(len(p.queries) for p in pools) - len(wanted)
     with Memory.open(workdir / "store.db", clock=clock, embedder=embedder) as mem, \
             answers_path.open("a", encoding="utf-8") as sink:
-        for n, pool in enumerate(pools):
-            if pool.name not in fed:
-                feed(mem, mem.scope(tenant="eval", user=f"pool{n}", agent="eval"), pool, clock, via=via,
-                     progress=progress)
-                fed.add(pool.name)
+        for key, pool in zip(keys, pools, strict=True):
+            if key not in fed:
+                feed(mem, _scope(mem, key), pool, clock, via=via, progress=progress)
+                fed.add(key)
                 fed_path.write_text(json.dumps(sorted(fed)), encoding="utf-8")
         for i, (n, q) in enumerate(wanted, start=1):
             if progress:
                 progress("questions", i, len(wanted))
-            if q["id"] in done:
+            if (keys[n], q["id"]) in done:
                 continue
             pool = pools[n]
             times = [parse_time(item["time"]) for item in pool.items if item.get("time")]
             clock.set(parse_time(q["time"]) if q.get("time") else (max(times) if times else clock.now()))
-            scope = mem.scope(tenant="eval", user=f"pool{n}", agent="eval")
-            view = scope.context(q["text"], budget=budget, persist=False, persist_evidence=False)
+            view = _scope(mem, keys[n]).context(q["text"][:MAX_QUESTION_CHARS], budget=budget, persist=False,
+                                                persist_evidence=False)
             messages = view.to_messages()
             messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + ANSWER_SYSTEM_NOTE}
             started = time.perf_counter()
@@ -216,13 +264,13 @@ def evaluate_qa(
             reply = judge([{"role": "user", "content": JUDGE_PROMPT.format(question=q["text"], gold=q["answer"],
                                                                           answer=answer)}])
             judged = time.perf_counter()
-            row = {"id": q["id"], "pool": pool.name, "category": q.get("category"), "question": q["text"],
+            row = {"id": q["id"], "pool": keys[n], "category": q.get("category"), "question": q["text"],
                    "gold": q["answer"], "answer": answer, "label": verdict(reply), "context_tokens": view.tokens,
                    "answer_ms": (answered - started) * 1000, "judge_ms": (judged - answered) * 1000}
             sink.write(json.dumps(row, ensure_ascii=False) + "\n")
             sink.flush()
-            done[q["id"]] = row
-    rows = [done[q["id"]] for _, q in wanted if q["id"] in done]
+            done[(keys[n], q["id"])] = row
+    rows = [done[(keys[n], q["id"])] for n, q in wanted if (keys[n], q["id"]) in done]
     by_category: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
         by_category[str(row.get("category"))].append(row["label"] == "CORRECT")

@@ -75,11 +75,17 @@ def load_pools(lines: Iterable[str], source: str = "<input>") -> list[Pool]:
                 if meta and meta.get(key) is not None and not isinstance(meta[key], str):
                     raise EvalFormatError(f"{where}: item {item['id']!r}: meta.{key} must be a string")
             ids.add(item["id"])
+        asked: set[str] = set()
         for i, q in enumerate(data["queries"]):
             if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("text"), str):
                 raise EvalFormatError(f"{where}: query {i} needs a string id and text")
-            if not isinstance(q.get("gold", []), list):
+            if q["id"] in asked:
+                raise EvalFormatError(f"{where}: query id {q['id']!r} is repeated in this pool")
+            asked.add(q["id"])
+            if not isinstance(q.get("gold", []), list) or not all(isinstance(g, str) for g in q.get("gold", [])):
                 raise EvalFormatError(f"{where}: query {q['id']!r}: gold must be a list of item ids")
+            if q.get("answer") is not None and not isinstance(q["answer"], str):
+                raise EvalFormatError(f"{where}: query {q['id']!r}: answer must be text")
             unknown = [g for g in q.get("gold", []) if g not in ids]
             if unknown:
                 raise EvalFormatError(f"{where}: query {q['id']!r} cites unknown items {unknown[:3]}")

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..model import (
+    content_hash,
     sanitize,
     Authority,
     Category,
@@ -59,6 +60,7 @@ EXTRACTOR = "episode"
 # ("Qw3rty!Zx9Lm" is one word, not two sentences)
 _SENTENCE_END = re.compile(r"(?<=[。！？；\n])|(?<=[.!?;])\s+")
 _TOKEN = re.compile(r"\S{6,}")
+_EDGES = ".,;:!?()[]{}\"'“”‘’，。：；！？"  # punctuation around a word, not part of it
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -96,7 +98,7 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
         kind = find_secret(part)
         if kind:
             out.append(f"[redacted: {kind}]")
-            removed += [t.strip(".,;:!?()[]{}\"'“”‘’，。：；！？") for t in _TOKEN.findall(part) if _looks_secret(t)]
+            removed += [t.strip(_EDGES) for t in _TOKEN.findall(part) if _looks_secret(t)]
         else:
             out.append(part)
     joined = " ".join(out)
@@ -167,14 +169,17 @@ def build_episodes(
     detect_grants: bool = True,
     verdicts: dict[str, Rejection | None] | None = None,
     passed: frozenset[str] = frozenset(),
-) -> tuple[list[Fact], list[tuple[str, Rejection]]]:
+    known_secrets: frozenset[str] = frozenset(),
+) -> tuple[list[Fact], list[tuple[str, Rejection]], list[str]]:
     """Episodes of the filtered ``rows`` (in order) and the turns not kept, with why.
     ``contexts`` maps a message id to its retrieval context; ``verdicts`` may say in
     advance that a turn is not kept (the gate refused what it says, or the content policy
     refused it together with the turn before it); ``passed`` names the turns the content
-    policy already let through as they are."""
+    policy already let through as they are; ``known_secrets`` holds the hashes
+    (:func:`~archivist.model.content_hash`) of words redacted from earlier turns, redacted
+    here too. Also returns the words redacted as possible secrets now (to remember by hash)."""
     if not policy.enabled:
-        return [], []
+        return [], [], []
     contexts = contexts or {}
     verdicts = verdicts or {}
     kept: list[tuple[Row, str]] = []
@@ -201,6 +206,10 @@ def build_episodes(
     for row, text in kept:
         for secret in secrets:
             text = text.replace(secret, "[redacted: repeated secret]")
+        if known_secrets:
+            for token in {t.strip(_EDGES) for t in _TOKEN.findall(text)}:
+                if content_hash(token) in known_secrets:
+                    text = text.replace(token, "[redacted: repeated secret]")
         parts = _parts(text)
         said = row.at or now
         for n, part in enumerate(parts):
@@ -217,7 +226,7 @@ def build_episodes(
                 created_at=said, updated_at=now, last_confirmed_at=said, valid_until=until, context=context,
                 valid_from=said, recorded_at=now, role=row.role, speaker=row.speaker,
             ))
-    return episodes, skipped
+    return episodes, skipped, secrets
 
 
 __all__ = ["EXTRACTOR", "MAX_EPISODE_CHARS", "EpisodePolicy", "build_episodes", "episode_id", "part_label",
