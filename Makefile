@@ -36,6 +36,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/keyword_budget.py
 	$(BIN)/python bench/assembly_latency.py
 	$(BIN)/python bench/middleware_overhead.py
+	$(BIN)/python bench/episodes_cost.py
 	$(BIN)/python bench/hybrid_latency.py
 	$(BIN)/python bench/forget_latency.py
 	$(BIN)/python bench/api_load.py
