@@ -6,7 +6,6 @@ and fails today; the others hold. SQLite only; the network is never reached beyo
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from datetime import timedelta
@@ -29,21 +28,7 @@ GATE_WORK = ("the content policy does not yet recognise this phrasing or disguis
 
 
 # ------------------------------------------------------------------------------ helpers
-def file_bytes(path) -> bytes:
-    path = str(path)
-    return b"".join(open(path + x, "rb").read() for x in ("", "-wal") if os.path.exists(path + x))
-
-
-def said(scope, **kw):
-    return [e.content for e in scope.episodes(**kw)]
-
-
-def ids(scope, **kw):
-    return [e.provenance.message_id for e in scope.episodes(**kw)]
-
-
-def evidence_of(view) -> str:
-    return view.system.split("<evidence>")[1].split("</evidence>")[0] if "<evidence>" in view.system else ""
+from test_episodes_redteam import evidence_of, file_bytes, ids, said  # noqa: E402  (the first red team's)
 
 
 def contexts(scope):
