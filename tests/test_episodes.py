@@ -241,8 +241,7 @@ def test_forgotten_episodes_leave_no_row_and_no_byte(store_target, clock):
         {"id": "u1", "role": "user", "content": f"I adopted a dog named {gone}."},
         {"id": "a1", "role": "assistant", "content": f"Noted: you adopted a dog named {gone}."},
         {"id": "u2", "role": "user", "content": "What should I feed a puppy?"},
-        {"id": "a2", "role": "assistant", "content": f"Try {kept} kibble, my favourite brand."}], thread_id="t1",
-        update_profile=False)  # the profile is a projection of facts that forgetting does not yet rewrite
+        {"id": "a2", "role": "assistant", "content": f"Try {kept} kibble, my favourite brand."}], thread_id="t1")
     mem.scope(user="bob").learn([{"id": "b1", "role": "user", "content": f"I grow {other} tomatoes."}])
     assert files.rows_with([gone, kept, other]) == {gone, kept, other}
     fact = next(f for f in report.saved if f.provenance.message_id == "u1")

@@ -323,8 +323,7 @@ def test_forget_that_takes_the_topic_words_out_of_later_turns(db_path, clock):
     s = mem.scope(user="u")
     s.learn([{"id": "u1", "role": "user", "content": "I have a rescue cat named Whiskers with diabetes."},
              {"id": "a1", "role": "assistant", "content": "That sounds hard, how are you coping with that?"},
-             {"id": "u2", "role": "user", "content": "It is hard but okay."}], thread_id="t",
-            update_profile=False)  # the profile forgetting does not yet rewrite: test_the_profile_forgets_too
+             {"id": "u2", "role": "user", "content": "It is hard but okay."}], thread_id="t")
     assert s.learn([{"id": "u3", "role": "user", "content": "Forget that I have a cat named Whiskers."}],
                    thread_id="t").removed
     assert s.search("Whiskers diabetes", k=10) == []
@@ -352,7 +351,7 @@ def test_an_invisible_character_does_not_keep_forgotten_words_in_a_neighbour(db_
     s = mem.scope(user="u")
     s.learn([{"id": "u1", "role": "user", "content": "I have a rescue cat\u200b named Whiskers with diabetes."},
              {"id": "a1", "role": "assistant", "content": "That sounds hard, how are you coping with that?"}],
-            thread_id="t", update_profile=False)  # see test_the_profile_forgets_too
+            thread_id="t")
     (fact,) = s.facts()
     s.forget(fact.id)
     assert s.search("Whiskers diabetes", k=10) == []
@@ -839,8 +838,6 @@ def test_the_readme_link_to_the_product_path_figures_resolves():
     assert "measured-on-the-products-path" in anchors
 
 
-@pytest.mark.xfail(strict=True, reason="the profile is a projection of facts that forgetting does not yet rewrite: "
-                                       "the next issue's work (what the model sees stays true)")
 def test_the_profile_forgets_too(db_path, clock):
     mem = Memory.open(db_path, clock=clock)
     s = mem.scope(user="u")

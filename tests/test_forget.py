@@ -177,3 +177,22 @@ def test_session_summary_links_the_session_and_goes_stale_when_a_cited_fact_is_f
     (stale,) = alice.summaries()
     assert stale.stale and fact.id in stale.stale_reason
     assert not any("migrate the billing service" in e.content for e in alice.episodes(thread_id="th-1"))
+
+
+def test_forgetting_a_fact_takes_its_sentence_out_of_the_profile(store_target, clock):
+    """The offline extractor writes profile sections as the sentences of its facts:
+    forgetting one fact leaves the section's other sentences and no word of the forgotten
+    one, in the profile and in every later view."""
+    mem = Memory.open(store_target, clock=clock)
+    s = mem.scope(user="alice")
+    report = s.learn([{"id": "u1", "role": "user", "content": "我住在杭州西湖区文三路。"},
+                      {"id": "u2", "role": "user", "content": "我养了一只猫叫咪咪。"}])
+    home = next(f for f in report.saved if f.provenance.message_id == "u1")
+    before = " ".join(sec.summary for sec in s.profile().sections.values())
+    assert "文三路" in before and "咪咪" in before
+    receipt = s.forget(home.id)
+    after = " ".join(sec.summary for sec in s.profile().sections.values())
+    assert "文三路" not in after and "咪咪" in after
+    assert receipt.counts["profile_sections (sentence removed)"] >= 1
+    assert "文三路" not in s.context("我住在哪里？").system and "文三路" not in s.render().text
+    mem.close()

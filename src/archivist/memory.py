@@ -622,9 +622,27 @@ class MemoryScope(_ContextMixin):
                 updates += compose_profile(report, self._store.get_profile(self.identity))
             self._apply_profile(w, updates, filtered, report)
         if forgotten:  # "forget that…": the fact goes from every copy, and so do the words it was said in
+            self._forget_in_profile(forgotten)
             self._store.forget_fact(self.identity, [f.id for f in forgotten], at=self._now())
             self._forget_words_of(forgotten)
         return report
+
+    def _forget_in_profile(self, facts: Sequence[Fact]) -> int:
+        """Take the sentences that state ``facts`` out of the user's profile (the offline
+        extractor writes a section as the sentences of its facts); returns the sections
+        changed. A summary an LLM wrote in its own words is not matched."""
+        changed = 0
+        messages = {f.provenance.message_id for f in facts}
+        for name, section in self._store.get_profile(self.identity).sections.items():
+            summary = section.summary
+            for fact in facts:
+                summary = summary.replace(fact.content, "")
+            if summary != section.summary:
+                ids = tuple(m for m in section.source_message_ids if m not in messages)
+                self._store.put_profile_section(self.identity, ProfileSection(name, " ".join(summary.split()),
+                                                                              self._now(), ids))
+                changed += 1
+        return changed
 
     def _forget_words_of(self, facts: Sequence[Fact]) -> ForgetReceipt | None:
         """Forget the episodes that said ``facts``: the turns they were extracted from (of
@@ -1094,7 +1112,10 @@ class MemoryScope(_ContextMixin):
             return self._forget_episodes([fact_id], f"fact:{fact_id}")
         now = self._now()
         facts = [f for f in (self._store.get_fact(self.identity, i) for i in ids) if f is not None]
+        profiled = self._forget_in_profile(facts)  # before the store erases, so its purge covers the old text
         counts = self._store.forget_fact(self.identity, ids, at=now)
+        if profiled:
+            counts["profile_sections (sentence removed)"] = profiled
         said = self._forget_words_of(facts)  # the words it was said in go too
         for name, n in (said.counts if said else {}).items():
             counts[f"episodes: {name}"] = n
