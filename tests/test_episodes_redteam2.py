@@ -31,6 +31,16 @@ GATE_WORK = ("the content policy does not yet recognise this phrasing or disguis
 from test_episodes_redteam import evidence_of, file_bytes, ids, said  # noqa: E402  (the first red team's)
 
 
+def typed_or_sound(call):
+    """``call()`` either returns or raises one of archivist's typed errors, never anything else."""
+    try:
+        call()
+    except ArchivistError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"untyped {type(exc).__name__}: {exc}")
+
+
 def contexts(scope):
     return "\n".join(e.context or "" for e in scope.episodes())
 
@@ -639,12 +649,7 @@ def test_eval_qa_refuses_a_corrupted_answer_record_with_a_typed_error(tmp_path, 
     p, reader, judge = _pool()
     (tmp_path / "qa").mkdir()
     (tmp_path / "qa" / "answers.jsonl").write_text(row + "\n")
-    try:
-        evaluate_qa([p], chat=reader, judge=judge, workdir=tmp_path / "qa", budget=2000)
-    except ArchivistError:
-        pass
-    except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"untyped {type(exc).__name__}: {exc}")
+    typed_or_sound(lambda: evaluate_qa([p], chat=reader, judge=judge, workdir=tmp_path / "qa", budget=2000))
 
 
 def test_eval_qa_refuses_a_corrupted_fed_file_with_a_typed_error(tmp_path):
@@ -654,12 +659,7 @@ def test_eval_qa_refuses_a_corrupted_fed_file_with_a_typed_error(tmp_path):
     p, reader, judge = _pool()
     (tmp_path / "qa").mkdir()
     (tmp_path / "qa" / "fed.json").write_text('["conv-te')
-    try:
-        evaluate_qa([p], chat=reader, judge=judge, workdir=tmp_path / "qa", budget=2000)
-    except ArchivistError:
-        pass
-    except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"untyped {type(exc).__name__}: {exc}")
+    typed_or_sound(lambda: evaluate_qa([p], chat=reader, judge=judge, workdir=tmp_path / "qa", budget=2000))
 
 
 def test_eval_qa_a_torn_last_answer_line_is_a_typed_error(tmp_path):

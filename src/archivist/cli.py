@@ -847,8 +847,7 @@ def eval_retrieval(
         task = progress.add_task(f"evaluating {mode}", total=total)
         result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
                           progress=lambda done, _total: progress.update(task, completed=done),
-                          per_query=(lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n"))
-                          if sink else None)
+                          per_query=_json_lines(sink))
     if as_json:
         _print_json(result.as_dict())
         return
@@ -882,17 +881,10 @@ def eval_conversations(
     pools = _pool_file(file)
     emb = _eval_embedder(mode, embedder, cache)
     with Progress(console=err, transient=True) as progress, _per_query_sink(per_query) as sink:
-        tasks: dict[str, Any] = {}
-
-        def report(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(f"feeding conversations through {via}" if stage == "ingest"
-                                                 else f"searching ({mode})", total=total)
-            progress.update(tasks[stage], completed=done)
-
+        report = _stage_progress(progress, {"ingest": f"feeding conversations through {via}",
+                                            "questions": f"searching ({mode})"})
         result = evaluate_conversations(pools, mode=mode, embedder=emb, via=via, ks=ks, progress=report,
-                                        per_query=(lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n"))
-                                        if sink else None)
+                                        per_query=_json_lines(sink))
     if as_json:
         _print_json(result.as_dict())
         return
@@ -921,14 +913,7 @@ def eval_qa(
     pools = _pool_file(file)
     emb = None if embedder == "none" else _eval_embedder("hybrid", embedder, None)
     with Progress(console=err, transient=True) as progress:
-        tasks: dict[str, Any] = {}
-
-        def report(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task("feeding conversations" if stage == "ingest"
-                                                 else "answering and judging", total=total)
-            progress.update(tasks[stage], completed=done, total=total)
-
+        report = _stage_progress(progress, {"ingest": "feeding conversations", "questions": "answering and judging"})
         result = evaluate_qa(pools, chat=chat_model(chat), judge=chat_model(judge), workdir=workdir, budget=budget,
                              embedder=emb, via=via, progress=report)
     if as_json:
@@ -952,6 +937,23 @@ def _pool_file(file: Path) -> list[Any]:
         raise InvalidInput(f"no such file: {file}")
     with file.open(encoding="utf-8") as fh:
         return load_pools(fh, str(file))
+
+
+def _stage_progress(progress: Any, labels: dict[str, str]) -> Any:
+    """A ``progress(stage, done, total)`` callback drawing one bar per stage."""
+    tasks: dict[str, Any] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(labels.get(stage, stage), total=total)
+        progress.update(tasks[stage], completed=done, total=total)
+
+    return report
+
+
+def _json_lines(sink: Any) -> Any:
+    """A callback writing each record to ``sink`` as a JSON line, or ``None`` without a sink."""
+    return (lambda row: sink.write(json.dumps(row, ensure_ascii=False) + "\n")) if sink else None
 
 
 def _per_query_sink(path: Path | None) -> Any:

@@ -697,10 +697,15 @@ class MemoryScope(_ContextMixin):
                 for quote in quotes:
                     context = context.replace(quote, "[forgotten]")
                 changed.append(f.evolve(context=context))
-        with self._store.transaction():
-            for f in changed:
-                self._store.update_fact(f)
-        self.memory._after_write(changed)
+        return self._rewrite(changed)
+
+    def _rewrite(self, changed: Sequence[Fact]) -> int:
+        """Store facts and episodes whose context changed, and their vectors (made from the old one)."""
+        if changed:
+            with self._store.transaction():
+                for f in changed:
+                    self._store.update_fact(f)
+            self.memory._after_write(changed)
         return len(changed)
 
     def _recontext(self, threads: set[str]) -> int:
@@ -729,12 +734,7 @@ class MemoryScope(_ContextMixin):
                 mid = f.provenance.message_id
                 if f.provenance.thread_id == thread and f.context and mid in contexts and contexts[mid] != f.context:
                     changed[f.id] = f.evolve(context=contexts[mid])
-        if changed:
-            with self._store.transaction():
-                for f in changed.values():
-                    self._store.update_fact(f)
-            self.memory._after_write(list(changed.values()))
-        return len(changed)
+        return self._rewrite(list(changed.values()))
 
     def _keep_episodes(self, w: Writer, filtered: FilterResult, thread_id: str | None, contexts: dict[str, str],
                        report: ApplyReport, verdicts: dict[str, Rejection | None]) -> None:
