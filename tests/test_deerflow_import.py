@@ -46,6 +46,7 @@ def deer(tmp_path):
                 topOfMind="Migrating billing to Postgres 16.", recentMonths="Shipped the invoice export.")
     doc = d.manifest("alice")
     doc["user"]["cognitiveStyle"] = {"summary": "Prefers diagrams.", "updatedAt": d.now}
+    doc["user"]["petPeeves"] = {"summary": "Dislikes long meetings.", "updatedAt": d.now}  # no such section here
     (d.user_dir("alice") / "memory.json").write_text(json.dumps(doc), "utf-8")
     d.put("alice", id="fact_pref", content="User prefers Chinese explanations of technical topics",
           category="preference", confidence=0.9, source={"type": "conversation", "threadId": "7c1e2d9a"})
@@ -64,10 +65,11 @@ def test_import_keeps_provenance_and_gates_every_card(deer, mem):
     before = tree(deer.root)
     report = import_deerflow(mem, deer.root)
     assert tree(deer.root) == before  # DeerFlow's files are only read
-    assert report.users == ["alice"] and report.added == 3 and report.profile_sections == 3
+    assert report.users == ["alice"] and report.added == 3 and report.profile_sections == 4
     assert report.skipped == {"refused by the gate: low_confidence": 1, "refused by the gate: transactional": 1}
     assert any("fact_weak" in r and "low_confidence" in r for r in report.rejected)
-    assert report.not_carried == {"memory.json section cognitiveStyle": 1}
+    assert report.not_carried == {"memory.json section petPeeves": 1}
+    assert mem.scope(user="alice").profile().get("cognitive_style").summary == "Prefers diagrams."
     alice = mem.scope(user="alice")
     pref = alice.get("fact_pref")
     assert pref.content == "User prefers Chinese explanations of technical topics"
@@ -266,7 +268,7 @@ def test_a_reimport_is_an_incremental_sync(deer, mem, clock):
     report = import_deerflow(mem, deer.root)
     assert (report.added, report.updated, report.unchanged) == (1, 1, 2)
     assert report.skipped == {"refused by the gate: low_confidence": 1, "refused by the gate: transactional": 1}
-    assert (report.profile_sections, report.profile_unchanged) == (0, 3)
+    assert (report.profile_sections, report.profile_unchanged) == (0, 4)
     alice = mem.scope(user="alice")
     live = alice.facts(include_candidates=True)
     assert sorted(f.content for f in live) == ["User is a backend engineer",
@@ -409,7 +411,7 @@ def test_cli_import_prints_the_counts(deer, tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())  # the console wraps long lines
     assert "added 3" in text and "refused by the gate: transactional 1" in text
-    assert "not carried: memory.json section cognitiveStyle 1" in text
+    assert "not carried: memory.json section petPeeves 1" in text
     again = CliRunner().invoke(app, ["import", str(deer.root), "--format", "deerflow", "--db", str(db), "--json"])
     data = json.loads(again.output)
     assert (data["added"], data["updated"], data["unchanged"]) == (0, 0, 3)

@@ -221,7 +221,8 @@ def test_no_user_message_skips_extraction(alice):
 def test_profile_updates_need_user_provenance_and_no_grants(alice):
     msgs = turn()
     report = alice.apply(
-        [],
+        [candidate(content="用户主要从事 Python 后端开发。", key="occupation", category="context",
+                   evidence_text="我主要做 Python 后端开发")],
         msgs,
         profile_updates=[
             {"section": "work_context", "summary": "用户主要从事 Python 后端开发。", "source_message_ids": ["u1"]},
@@ -236,6 +237,15 @@ def test_profile_updates_need_user_provenance_and_no_grants(alice):
     profile = alice.profile()
     assert list(profile.sections) == ["work_context"]
     assert profile.sections["work_context"].source_message_ids == ("u1",)
+    assert profile.sections["work_context"].sentences[0].facts == (report.saved[0].id,)
+
+
+def test_a_profile_update_no_live_fact_states_is_not_kept(alice):
+    """The profile is a projection of facts: a summary with nothing saved behind it is refused."""
+    report = alice.apply([], turn(), profile_updates=[
+        {"section": "work_context", "summary": "用户主要从事 Python 后端开发。", "source_message_ids": ["u1"]}])
+    assert report.profile_updated == [] and rejected_codes(report) == ["profile_unbacked"]
+    assert alice.profile().get("work_context") is None
 
 
 def test_remember_explicit_and_bulk(alice):

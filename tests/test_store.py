@@ -215,7 +215,7 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
                       "CREATE VIRTUAL TABLE facts_vocab USING fts5vocab(facts_fts, 'row')",
                       "ALTER TABLE graph_items DROP COLUMN vector_paths", "ALTER TABLE graph_items DROP COLUMN vectors",
                       "DROP INDEX facts_by_message", "ALTER TABLE facts DROP COLUMN role",
-                      "ALTER TABLE facts DROP COLUMN speaker",
+                      "ALTER TABLE facts DROP COLUMN speaker", "ALTER TABLE profile_sections DROP COLUMN sentences",
                       "DELETE FROM schema_migrations WHERE version >= 12"):
         conn.execute(statement)
     conn.commit()

@@ -27,7 +27,7 @@ import inspect
 import random
 import re
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -118,6 +118,27 @@ class LearnReport:
 
 def _receipt(body: dict[str, Any]) -> ForgetReceipt:
     return ForgetReceipt(body["target"], parse_time(body["at"]), dict(body["counts"]))
+
+
+def _wire_message(message: Any) -> dict[str, Any]:
+    """A history message as the API takes it (a dict, or a LangChain message)."""
+    if isinstance(message, Mapping):
+        return {k: message[k] for k in ("id", "role", "content", "name", "tool_call_id") if message.get(k) is not None}
+    role = {"human": "user", "ai": "assistant"}.get(getattr(message, "type", ""), getattr(message, "type", "user"))
+    out = {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
+    for name in ("id", "name", "tool_call_id"):
+        if getattr(message, name, None) is not None:
+            out[name] = getattr(message, name)
+    return out
+
+
+def _wire_evidence(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Inline evidence as the API takes it (``text``; ``content`` is read as the text too)."""
+    out = {k: raw[k] for k in ("id", "source", "required") if raw.get(k) is not None}
+    out["text"] = raw.get("text", raw.get("content"))
+    if raw.get("observed_at") is not None:
+        out["observed_at"] = _time_text(raw["observed_at"])
+    return out
 
 
 def _preference(body: dict[str, Any]) -> Preference:
@@ -244,13 +265,19 @@ class _Ops:
         return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
                 for h in response.json()]
 
-    def context(self, query: str, *, budget: int = 4000, reserve: int | None = None, system: str | None = None) -> Op:
-        """The view one model call sees, assembled by the server under ``budget`` tokens."""
+    def context(self, query: str, *, budget: int = 4000, reserve: int | None = None, system: str | None = None,
+                history: Sequence[Any] = (), tools: Sequence[Mapping[str, Any]] = (),
+                evidence: Sequence[Mapping[str, Any] | str] = (), reference: Sequence[Mapping[str, Any]] = (),
+                task_id: str | None = None, memory_k: int | None = None, episode_k: int | None = None) -> Op:
+        """The view one model call sees, assembled by the server under ``budget`` tokens
+        (the same inputs as :meth:`archivist.memory.MemoryScope.context`)."""
         body: dict[str, Any] = {"query": query, "budget": budget}
-        if reserve is not None:
-            body["reserve"] = reserve
-        if system:
-            body["system"] = system
+        optional = {"reserve": reserve, "system": system or None, "task_id": task_id, "memory_k": memory_k,
+                    "episode_k": episode_k, "tools": list(tools) or None,
+                    "history": [_wire_message(m) for m in history] or None,
+                    "evidence": [e if isinstance(e, str) else _wire_evidence(e) for e in evidence] or None,
+                    "reference": [_wire_evidence(e) for e in reference] or None}
+        body.update({k: v for k, v in optional.items() if v is not None})
         data = (yield self._call("POST", "context", json=body)).json()
         return RemoteView(data["messages"], int(data["tokens"]), RemoteTrace(data.get("trace_id"), data["trace"]))
 
@@ -289,10 +316,12 @@ class _Ops:
         """The user's live preferences."""
         return [_preference(p) for p in (yield self._call("GET", "preferences")).json()]
 
-    def set_preference(self, key: str, value: str, *, based_on: int = 0,
+    def set_preference(self, key: str, value: str, *, based_on: int = 0, trusted: bool = True,
                        expires_at: datetime | str | None = None) -> Op:
-        """Set a preference every agent of the user sees (``based_on``: the version it replaces)."""
-        body = {"value": value, "based_on": based_on, **({"expires_at": _time_text(expires_at)} if expires_at else {})}
+        """Set a preference every agent of the user sees (``based_on``: the version it replaces;
+        ``trusted=False``: not stated by the user or the application, shown but never obeyed)."""
+        body = {"value": value, "based_on": based_on, "trusted": trusted,
+                **({"expires_at": _time_text(expires_at)} if expires_at else {})}
         return _preference((yield self._call("PUT", "preferences", self._id(key, InvalidInput), json=body)).json())
 
     def trace(self, trace_id: str) -> Op:

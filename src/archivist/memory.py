@@ -23,6 +23,7 @@ from .clock import Clock, SystemClock, ensure_utc
 from .context.memory_block import RenderedMemory, render_memory, search_results_json
 from .clock import parse_time
 from .context.assemble import Assembler, ContextRequest, ModelView
+from .context.sources import open_conflicts
 from .errors import (
     EmbedderError,
     EmbedderMismatch,
@@ -37,6 +38,7 @@ from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quo
 from .index.entities import entities
 from .index.text import query_terms
 from .model import cache_key, compact, content_hash
+from .lifecycle.profile import cite_sentences, read_profile, settle_stored as settle_profile, without, written
 from .lifecycle.sessions import SessionSummary
 from .model import (
     AuditEntry,
@@ -44,6 +46,7 @@ from .model import (
     Evidence,
     INDEXED,
     Fact,
+    FactScope,
     ForgetReceipt,
     Identity,
     Kind,
@@ -263,7 +266,8 @@ class Memory:
         def after(committed: Sequence[Fact]) -> None:
             self._after_write(committed, warnings)
 
-        return Writer(self.store, identity, now=now or self.clock.now(), governance=self.governance, after_commit=after)
+        return Writer(self.store, identity, now=now or self.clock.now(), governance=self.governance, after_commit=after,
+                      before_commit=settle_profile)
 
     def _after_write(self, facts: Sequence[Fact], warnings: list[str] | None = None) -> None:
         """Vectors are derived: a write never fails because the embedder did. Facts left
@@ -625,22 +629,19 @@ class MemoryScope(_ContextMixin):
             self._forget_in_profile(forgotten)
             self._store.forget_fact(self.identity, [f.id for f in forgotten], at=self._now())
             self._forget_words_of(forgotten)
+            self._forget_in_reports(forgotten)
         return report
 
     def _forget_in_profile(self, facts: Sequence[Fact]) -> int:
-        """Take the sentences that state ``facts`` out of the user's profile (the offline
-        extractor writes a section as the sentences of its facts); returns the sections
-        changed. A summary an LLM wrote in its own words is not matched."""
+        """Take the sentences citing ``facts`` out of the user's profile — and any sentence
+        that states one of them, whoever wrote it — before the store erases them; returns
+        the sections changed."""
         changed = 0
-        messages = {f.provenance.message_id for f in facts}
-        for name, section in self._store.get_profile(self.identity).sections.items():
-            summary = section.summary
-            for fact in facts:
-                summary = summary.replace(fact.content, "")
-            if summary != section.summary:
-                ids = tuple(m for m in section.source_message_ids if m not in messages)
-                self._store.put_profile_section(self.identity, ProfileSection(name, " ".join(summary.split()),
-                                                                              self._now(), ids))
+        gone = {f.id for f in facts}
+        for section in self._store.get_profile(self.identity).sections.values():
+            kept = without(section, gone, facts, self._now())
+            if kept is not section:
+                self._store.put_profile_section(self.identity, kept)
                 changed += 1
         return changed
 
@@ -937,7 +938,7 @@ class MemoryScope(_ContextMixin):
         if report.rejected:
             why = report.rejected[0][1]
             raise WriteRejected(why.code, why.reason)
-        return self._store.get_profile(self.identity).sections[section]
+        return self.profile().sections[section]
 
     def confirm(self, fact_id: str, *, confidence: float | None = None) -> Fact:
         """The user explicitly confirmed a fact: the only path that raises confidence
@@ -970,6 +971,11 @@ class MemoryScope(_ContextMixin):
 
     def _apply_profile(self, w: Writer, updates: Iterable[Any], evidence: FilterResult | None,
                        report: ApplyReport) -> None:
+        """Write profile updates. From a conversation, each sentence cites the live facts it
+        states (else those saved from the messages it rests on) and one no fact backs is
+        left out: the profile is a projection of the facts (:mod:`archivist.lifecycle.profile`).
+        The application's own summary cites nothing and replaces its section."""
+        live: list[Fact] | None = None
         for raw in updates:
             try:
                 update = parse_profile_update(raw, self.memory.governance)
@@ -983,7 +989,22 @@ class MemoryScope(_ContextMixin):
                 report.rejected.append((raw, why))
                 w.refuse(why, content=update.summary)
                 continue
-            w.profile(ProfileSection(update.section, update.summary, w.now, update.source_message_ids))
+            old = self._store.get_profile(self.identity).get(update.section)
+            cited = None
+            if evidence is not None:
+                if live is None:
+                    live = [f for f in self._store.list_facts(self.identity, live_at=w.now)
+                            if f.scope is FactScope.USER]
+                saved = [f for f in (*report.saved, *report.duplicate_of)
+                         if f is not None and f.provenance.message_id in update.source_message_ids]
+                cited = cite_sentences(update.summary, live, saved)
+                if not cited:
+                    why = Rejection("profile_unbacked", "no live fact states what this profile update says")
+                    report.rejected.append((raw, why))
+                    w.refuse(why)
+                    continue
+            w.profile(written(old, update.section, update.summary, w.now, cited=cited,
+                              source_message_ids=update.source_message_ids))
             report.profile_updated.append(update.section)
 
     # -------------------------------------------------------------- reads
@@ -1007,12 +1028,14 @@ class MemoryScope(_ContextMixin):
         return self._store.history(self.identity, fact_id)
 
     def summarize_session(self, thread_id: str, messages: Sequence[Any], *, summarizer: Any = None,
-                          keep_transcript: bool = True) -> SessionSummary:
+                          keep_transcript: bool = True) -> SessionSummary | None:
         """Short-term memory for one session: a structured summary (goal, done, open items,
         decisions, errors, next step) linked to the message range and to the facts the
         session wrote; with ``keep_transcript`` the session's turns are kept as episodes of
         ``thread_id`` (what was said, secrets redacted: :meth:`episodes` reads them back).
-        Nothing here becomes a fact: long-term memory only grows through governance."""
+        Nothing here becomes a fact: long-term memory only grows through governance.
+        Returns None, and writes no summary, when the user said nothing but greetings and
+        acknowledgements: "Goal: 你好！" is not worth putting into the next session's calls."""
         from .lifecycle.sessions import RuleSessionSummarizer, SessionSummary, check_fields, to_history
 
         if not isinstance(thread_id, str) or not thread_id.strip():
@@ -1020,12 +1043,14 @@ class MemoryScope(_ContextMixin):
         history = to_history(messages)
         if not history:
             raise InvalidInput("summarize_session needs at least one message")
+        now = self._now()
+        filtered = self.memory.filter(messages, at=now)
+        if not filtered.has_user:
+            return None
         engine = summarizer or RuleSessionSummarizer()
         fields = check_fields(engine.summarize(history))
-        now = self._now()
         evidence_id = None
         if keep_transcript:
-            filtered = self.memory.filter(messages, at=now)
             verdicts = self._screen_rows(filtered)
             earlier = self._said_before(thread_id, filtered)
             with self._writer() as w:
@@ -1090,9 +1115,24 @@ class MemoryScope(_ContextMixin):
         """Open review items: conflicts consolidation could not settle."""
         return self._store.review_items(self.identity)
 
-    def resolve_review(self, item_id: str) -> None:
-        if not self._store.resolve_review_item(self.identity, item_id, self._now()):
+    def resolve_review(self, item_id: str, *, keep: str | None = None) -> None:
+        """Close a review item. ``keep`` names the fact of a conflict that holds: the
+        item's other facts are retired (superseded, kept as history) in the same unit of
+        work. Without it the item closes and its facts stay as they are."""
+        item = next((i for i in self._store.review_items(self.identity) if i["id"] == item_id), None)
+        if item is None:
             raise InvalidInput(f"no open review item {item_id!r} in this scope")
+        if keep is not None and keep not in item["fact_ids"]:
+            raise InvalidInput(f"fact {keep!r} is not one of review item {item_id!r}'s facts: {item['fact_ids']}")
+        with self._writer() as w:
+            for other in (i for i in item["fact_ids"] if keep is not None and i != keep):
+                fact = self._store.get_fact(self.identity, other)
+                if fact is not None and fact.status is Status.COMMITTED:
+                    w.retire(fact, Status.SUPERSEDED, code="review", reason=f"the review kept {keep} instead")
+            if not self._store.resolve_review_item(self.identity, item_id, w.now):
+                raise InvalidInput(f"no open review item {item_id!r} in this scope")
+            w.note(AuditEntry(w.now, "review", "resolved", f"review item {item_id} resolved"
+                              + (f", keeping {keep}" if keep else "")))
 
     def forget(self, fact_id: str, *, all_versions: bool = False) -> ForgetReceipt:
         """Forget a fact everywhere: its row, keyword and vector index entries, cached
@@ -1119,7 +1159,17 @@ class MemoryScope(_ContextMixin):
         said = self._forget_words_of(facts)  # the words it was said in go too
         for name, n in (said.counts if said else {}).items():
             counts[f"episodes: {name}"] = n
+        reports = self._forget_in_reports(facts)
+        if reports:
+            counts["job reports (redacted)"] = reports
         return ForgetReceipt(f"fact:{fact_id}", now, counts)
+
+    def _forget_in_reports(self, facts: Sequence[Fact]) -> int:
+        """Reports kept in memory by whoever wrote these facts (the service's ingest jobs)
+        lose their words too."""
+        quotes = [q for f in facts for q in (f.content, f.provenance.evidence_text) if q]
+        return sum(q.discard_words(self.identity.tenant, self.identity.user, quotes)
+                   for q in list(self.memory._queues) if hasattr(q, "discard_words"))
 
     def key_history(self, key: str) -> list[Fact]:
         """Every version stored under ``key``, oldest first, with validity and record times."""
@@ -1131,7 +1181,8 @@ class MemoryScope(_ContextMixin):
         return self._store.facts_as_of(self.identity, parse_time(when) if isinstance(when, str) else ensure_utc(when))
 
     def profile(self) -> Profile:
-        return self._store.get_profile(self.identity)
+        """The user's profile: each sentence stated by live facts (or written by the application)."""
+        return read_profile(self._store, self.identity, self._now())
 
     def audit(self, limit: int = 100) -> list[AuditEntry]:
         return self._store.audit_log(self.identity, limit=limit)
@@ -1230,6 +1281,7 @@ class MemoryScope(_ContextMixin):
             correction_budget=correction_budget,
             top_n=top_n,
             language=language,
+            disputed=open_conflicts(self._store, self.identity),
         )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from .model import AuditEntry, Fact, FactScope, Identity, ProfileSection, Provenance, Status, content_hash, new_id
 from .model.attributes import group_keys
 from .index.text import query_terms
+from .pipeline.contradictions import contradicts, exclusive, states_change
 from .pipeline.filtering import FilterResult
 from .pipeline.governance import (
     UNKEPT,
@@ -46,12 +47,14 @@ class Writer:
 
     def __init__(self, store: Store, identity: Identity, *, now: datetime,
                  governance: GovernanceConfig | None = None,
-                 after_commit: Callable[[Sequence[Fact]], None] | None = None) -> None:
+                 after_commit: Callable[[Sequence[Fact]], None] | None = None,
+                 before_commit: Callable[[Writer], None] | None = None) -> None:
         self.store = store
         self.identity = identity
         self.now = now
         self.config = governance or GovernanceConfig()
         self.after_commit = after_commit
+        self.before_commit = before_commit  # derived state kept in the same unit (the profile follows the facts)
         self.committed: list[Fact] = []  # what the derived indexes need once the unit commits
         self._audit: list[tuple[Identity, AuditEntry]] = []
         self._tx: Any = None
@@ -64,6 +67,8 @@ class Writer:
     def __exit__(self, *exc: Any) -> None:
         if exc[0] is None:
             try:  # the audit is part of the unit of work: if it cannot be written, nothing is
+                if self.before_commit is not None and self._audit:
+                    self.before_commit(self)
                 by_scope: dict[Identity, list[AuditEntry]] = {}
                 for identity, entry in self._audit:
                     by_scope.setdefault(replace(identity, project=None), []).append(entry)
@@ -143,7 +148,35 @@ class Writer:
             if fact.status is Status.COMMITTED:
                 self.committed.append(fact)
         self._log(_entry(self.now, decision, c, fact))
+        if fact is not None and fact.status is Status.COMMITTED and not fact.key:
+            self._settle_contradictions(fact, c.evidence_text or c.content)
         return decision, fact
+
+    def _settle_contradictions(self, fact: Fact, said: str) -> None:
+        """A new unkeyed fact that contradicts a live one (:func:`~archivist.pipeline.
+        contradictions.contradicts`): when it says things changed ("…anymore", "现在不…了")
+        it retires the old one; otherwise both stay, marked disputed, and the pair goes to
+        the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it)."""
+        terms = query_terms(fact.content)
+        near = [m.fact for m in self.store.keyword_search(self.identity, terms, limit=10, live_at=self.now)] \
+            if terms else []
+        if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
+            near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
+        seen: set[str] = set()
+        for old in near:
+            if old.id in seen or old.id == fact.id or old.identity.project != fact.identity.project or \
+                    old.status is not Status.COMMITTED or not contradicts(old.content, fact.content):
+                continue
+            seen.add(old.id)
+            if states_change(said) or states_change(fact.content):
+                self.retire(old, Status.SUPERSEDED, code="contradicted",
+                            reason=f"a later statement ({fact.id}) says this changed", valid_to=fact.valid_from,
+                            message_id=fact.provenance.message_id)
+            else:
+                reason = f"{old.id} and {fact.id} contradict each other; both kept until one is chosen"
+                self.store.add_review_item(self.identity, new_id(), "conflict", (old.id, fact.id), reason, self.now)
+                self._log(AuditEntry(self.now, "dispute", "contradiction", reason, fact.id,
+                                     content_hash(fact.content)), fact.identity)
 
     def refuse(self, rejection: Rejection, *, message_id: str | None = None, content: str | None = None) -> None:
         """Audit a refusal that happened before a decision (malformed input)."""
@@ -227,8 +260,9 @@ class Writer:
 
     def profile(self, section: ProfileSection) -> None:
         self.store.put_profile_section(self.identity, section)
-        self._log(AuditEntry(self.now, "profile", "accepted", f"profile section {section.name} updated",
-                             content_hash=content_hash(section.summary), content=section.summary))
+        self._log(AuditEntry(self.now, "profile", "accepted",  # the text is the profile's: forgetting reaches it there
+                             f"profile section {section.name} updated ({len(section.sentences)} cited sentences)",
+                             content_hash=content_hash(section.summary)))
 
     def note(self, entry: AuditEntry) -> None:
         self._log(entry)
@@ -255,6 +289,9 @@ class Writer:
 def _entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:
     # A refused grant or secret is never stored anywhere, not even in the audit trail.
     reason = d.reason + (f" [{d.detail}]" if d.detail and d.code == "secret" else "")
+    if d.action is Action.SUPERSEDE and fact is not None and d.existing is not None:  # both versions, by id
+        retired = ", ".join(f.id for f in (d.existing, *d.retires))
+        reason += f" (key {fact.key!r}: {retired} → {fact.id})"
     return AuditEntry(at=now, action=d.action.value, code=d.code, reason=reason,
                       fact_id=fact.id if fact else (d.existing.id if d.existing else None),
                       content_hash=c.content_hash, content=c.content if d.code not in UNKEPT else None,

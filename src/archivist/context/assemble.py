@@ -54,6 +54,7 @@ from .history import (
     trim_history,
 )
 from .memory_block import escape
+from ..model.folding import excerpt
 from .overrides import Override, detect_overrides, override_keys
 
 SECTIONS = (
@@ -61,7 +62,12 @@ SECTIONS = (
     "history", "preferences", "last_session", "profile", "memory", "reference",
 )
 PROTECTED = frozenset({"system", "tools", "request", "goal"})
-DEFAULT_PRIORITY = SECTIONS  # packing order; the protected ones always go first
+# packing order (the protected ones always go first): what is known about the user before
+# where the last session ended, which is one more item the request may or may not be about
+DEFAULT_PRIORITY = (
+    "system", "tools", "request", "goal", "task_state", "project_rules", "evidence",
+    "history", "preferences", "profile", "memory", "last_session", "reference",
+)
 REPLY_PRIMING = 3  # tokens every chat completion adds for the assistant's reply
 MIN_ITEM_TOKENS = 8  # below this much room no item can fit: the rest are not even counted
 
@@ -651,6 +657,8 @@ class Assembler:
             return "untrusted", f"from {item.source}: external material never becomes a preference"
         if item.confidence is not None and item.confidence < self.min_confidence:
             return "low_confidence", f"confidence {item.confidence:.2f} < {self.min_confidence:.2f}"
+        if item.meta.get("below_floor"):
+            return "not_relevant", item.meta["below_floor"]
         if item.meta.get("beyond_k"):
             return "beyond_k", f"ranked {item.meta['beyond_k']}; a call takes the top {item.meta['memory_k']} (memory_k)"
         if item.section == "preferences":
@@ -831,7 +839,6 @@ class Assembler:
         return ModelView(system_message, prefix, list(messages), query, tools, sections, tokens, trace, list(steps))
 
 
-EXCERPT_CHARS = 80
 # a stated preference that says more than one thing ("中文，并且要详细"): an override keeps the rest
 _COMPOUND = re.compile(r"[，；;]|,\s*(?:and|but|also)\b|\band also\b|并且|而且|同时|还要")
 _NO_ECHO = frozenset({"other_user", "not_found"})  # the trace never shows another owner's text
@@ -839,8 +846,7 @@ _NO_ECHO = frozenset({"other_user", "not_found"})  # the trace never shows anoth
 
 def shorten(text: str) -> str:
     """The start of a text for the trace: enough to recognise it, never the whole."""
-    text = " ".join(text.split())
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    return excerpt(text)
 
 
 def excerpt_of(item: Item) -> str:

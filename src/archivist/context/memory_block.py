@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import ProfileTooLarge
@@ -39,6 +39,7 @@ LABELS = {
             "work_context": "work",
             "personal_context": "personal",
             "top_of_mind": "top of mind",
+            "cognitive_style": "how they think and want things explained",
             "recent_months": "recent months",
             "earlier_context": "earlier",
             "long_term_background": "long-term background",
@@ -54,6 +55,7 @@ LABELS = {
             "work_context": "工作背景",
             "personal_context": "个人背景",
             "top_of_mind": "近期关注",
+            "cognitive_style": "思考与沟通方式",
             "recent_months": "最近几个月",
             "earlier_context": "更早",
             "long_term_background": "长期背景",
@@ -101,8 +103,18 @@ def _profile_lines(profile: Profile, labels: dict) -> list[str]:
     return lines
 
 
-def fact_line(fact: Fact) -> str:
-    return f"- {escape(fact.content)}"
+DISPUTED = "[disputed: conflicts with another remembered fact; check with the user]"
+_MARKER_LIKE = re.compile(r"\[(\s*disputed)", re.I)
+
+
+def unmarked(text: str) -> str:
+    """A fact's text cannot pass for the view's own marker: "[disputed" becomes "(disputed"."""
+    return _MARKER_LIKE.sub(r"(\1", text)
+
+
+def fact_line(fact: Fact, disputed: Collection[str] = ()) -> str:
+    text = unmarked(escape(fact.content))
+    return f"- {DISPUTED} {text}" if fact.id in disputed else f"- {text}"
 
 
 def _assemble(labels: dict, profile: list[str], corrections: list[str], facts: list[str], tail: str | None) -> str:
@@ -129,13 +141,17 @@ def render_memory(
     correction_budget: int = 500,
     top_n: int = 15,
     language: str = "auto",
+    disputed: Collection[str] = (),
 ) -> RenderedMemory:
-    """``ranked_facts`` come best first; corrections are pulled forward into their pool."""
+    """``ranked_facts`` come best first; corrections are pulled forward into their pool.
+    Facts the profile already states are not listed again; ``disputed`` facts (in an
+    open conflict) are marked so."""
     if mode not in ("auto", "tool"):
         raise ValueError(f"mode must be 'auto' or 'tool', got {mode!r}")
     lang = pick_language(profile, ranked_facts) if language == "auto" else language
     labels = LABELS["zh" if lang == "zh" else "en"]
     profile_lines = _profile_lines(profile, labels)
+    stated = profile.cited
     tail = labels["tool_hint"] if mode == "tool" else None
     base = _assemble(labels, profile_lines, [], [], tail)
     base_tokens = counter.count(base)
@@ -155,9 +171,10 @@ def render_memory(
     dropped: list[tuple[Fact, str]] = []
     text, tokens = base, base_tokens
     for pool in ("correction", "other"):
-        queue = [f for f in ranked_facts if (f.category is Category.CORRECTION) == (pool == "correction")]
+        queue = [f for f in ranked_facts if (f.category is Category.CORRECTION) == (pool == "correction")
+                 and (f.id not in stated or f.id in disputed)]
         for i, fact in enumerate(queue):
-            line = fact_line(fact)
+            line = fact_line(fact, disputed)
             reason = None
             if len(included) >= top_n:
                 reason = f"top_n={top_n} reached"

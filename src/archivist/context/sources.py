@@ -9,7 +9,6 @@ owner only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -18,6 +17,7 @@ from typing import Any, Protocol
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
 from ..index.text import query_terms
+from ..lifecycle.profile import read_profile
 from ..model import PROFILE_SECTIONS, Category, Identity, Status
 from .assemble import (
     ContextRequest,
@@ -29,7 +29,7 @@ from .assemble import (
     preference_item,
     task_item,
 )
-from .memory_block import LABELS, escape, said_by
+from .memory_block import LABELS, escape, fact_line, said_by
 
 
 
@@ -112,13 +112,13 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         return identity
 
     @lru_cache(maxsize=1)
-    def read_profile() -> Any:  # the profile and the preferences sources both read it: once per call
-        return store.get_profile(identity)
+    def the_profile() -> Any:  # the profile and the preferences sources both read it: once per call
+        return read_profile(store, identity, now)
 
     @io_source
     def profile() -> list[Item]:
         labels = LABELS["en"]["sections"]
-        sections = read_profile().sections
+        sections = the_profile().sections
         return [
             Item("profile", f"profile:{name}", "profile", f"- {labels[name]}: {escape(sections[name].summary)}",
                  score=float(len(PROFILE_SECTIONS) - i), owner=identity)
@@ -132,7 +132,7 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         items = [preference_item(p, identity) for p in store.get_preferences(identity)]
         stated = store.list_facts(identity, live_at=now, category=Category.PREFERENCE, limit=PREFERENCE_FACTS)
         if stated:  # what the profile already says is not said twice
-            profiled = " ".join(s.summary for s in read_profile().sections.values())
+            profiled = " ".join(s.summary for s in the_profile().sections.values())
             stated = [f for f in stated if f.content not in profiled]
         for rank, fact in enumerate(stated):
             items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",
@@ -155,21 +155,29 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         word with the request — each filtered with its reason, never shown to the model."""
         hits = [h for h in recall() if h.kind == "fact"][:request.memory_k + BEYOND_K]
         disputed = open_conflicts(store, identity)
+        stated = the_profile().cited  # what the profile says is not said twice
+        floor = relevance_floor(scope)
         items = []
-        hits = [h for h in hits if h.fact.category is not Category.PREFERENCE]  # in the preferences section
+        hits = [h for h in hits if h.fact.category is not Category.PREFERENCE  # in the preferences section
+                and h.fact.category is not Category.CORRECTION and h.fact.id not in stated]  # always shown below
         for rank, h in enumerate(hits):
-            fact = h.fact
-            text = f"- {unmarked(escape(fact.content))}"
-            meta: dict[str, Any] = {"content": fact.content}
-            if fact.id in disputed:
-                text = f"- {DISPUTED} {unmarked(escape(fact.content))}"
-                meta["note"] = f"in an open conflict ({disputed[fact.id]})"
-            if rank >= request.memory_k:
+            meta = memory_meta(h.fact, disputed)
+            if not relevant(h, floor):
+                meta["below_floor"] = (f"shares no word with the request and its similarity "
+                                       f"{h.explanation.get('cosine', 0):.2f} is below the embedder's floor {floor:.2f}")
+            elif rank >= request.memory_k:
                 meta.update(beyond_k=rank + 1, memory_k=request.memory_k)
-            items.append(Item("memory", fact.id, f"memory:{fact.category.value}", text, score=h.score,
-                              owner=fact.identity, expires_at=fact.valid_until, confidence=fact.confidence,
+            items.append(Item("memory", h.fact.id, f"memory:{h.fact.category.value}", fact_line(h.fact, disputed),
+                              score=h.score, owner=h.fact.identity, expires_at=h.fact.valid_until,
+                              confidence=h.fact.confidence,
                               breakdown={k: round(v, 6) for k, v in h.explanation.items()}, meta=meta))
-        seen = {h.fact.id for h in hits}
+        # the correction pool goes into every call, as render() shows it: past mistakes not to repeat
+        for rank, fact in enumerate(store.list_facts(identity, live_at=now, category=Category.CORRECTION,
+                                                     limit=CORRECTION_FACTS)):
+            items.append(Item("memory", fact.id, "memory:correction", fact_line(fact, disputed),
+                              score=2.0 - rank / 1000, owner=fact.identity, expires_at=fact.valid_until,
+                              confidence=fact.confidence, meta=memory_meta(fact, disputed) | {"always": "correction"}))
+        seen = {h.fact.id for h in hits} | {it.id for it in items}
         for fact in not_live_matches(store, identity, request.query, now, seen):
             meta = {"content": fact.content}
             if fact.status is Status.CANDIDATE:
@@ -183,7 +191,15 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 
     @io_source
     def last_session() -> list[Item]:
-        return [summary_item(s, identity) for s in store.list_summaries(identity, limit=5) if not s.stale][:1]
+        """The latest session's summary, when the request shares a word with it (or the
+        request is a follow-up that names nothing: "继续", "where were we?")."""
+        found = [s for s in store.list_summaries(identity, limit=5) if not s.stale][:1]
+        items = [summary_item(s, identity) for s in found]
+        for item in items:
+            item.score = relevance(request.query, item.meta["excerpt_text"])
+            if item.score == 0.0 and len(query_terms(request.query)) > 2:
+                item.meta["below_floor"] = "shares no word with the request"
+        return items
 
     @io_source
     def task_state() -> list[Item]:
@@ -195,8 +211,9 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
     @io_source
     def evidence() -> list[Item]:
         items = []
-        for meta in inline:
+        for i, meta in enumerate(inline):  # most relevant to the request first
             items.append(evidence_item(meta, owner_of(meta)))
+            items[-1].score = max(items[-1].score, relevance(request.query, str(meta.get("content", "")))) - i / 1e6
         for eid in by_id:
             found = store.get_evidence(identity, eid)
             if found is None:
@@ -210,7 +227,11 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         return items
 
     def reference() -> list[Item]:
-        return [evidence_item(meta, owner_of(meta), "reference") for meta in references]
+        """Reference material, most relevant to the request first (not in the order given)."""
+        items = [evidence_item(meta, owner_of(meta), "reference") for meta in references]
+        for i, item in enumerate(items):
+            item.score = relevance(request.query, str(item.meta.get("content", ""))) - i / 1e6
+        return items
 
     def project_rules() -> list[Item]:
         return [Item("project_rules", f"rule:{i}", "project_rules", f"- {escape(ensure_text(r, 'a project rule'))}",
@@ -223,14 +244,34 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
 
 
 PREFERENCE_FACTS = 20  # stated preferences offered to every call, newest first
-DISPUTED = "[disputed: conflicts with another remembered fact; check with the user]"
-_MARKER_LIKE = re.compile(r"\[(\s*disputed)", re.I)
+CORRECTION_FACTS = 10  # corrections offered to every call, newest first
 
 
-def unmarked(text: str) -> str:
-    """A fact's text cannot pass for the view's own marker: "[disputed" becomes "(disputed"."""
-    return _MARKER_LIKE.sub(r"(\1", text)
+def relevance(query: str, text: str) -> float:
+    """The share of the request's words ``text`` contains: how packing orders items that
+    have no search score (reference material, inline evidence, the last session)."""
+    wanted = set(query_terms(query))
+    return len(wanted & set(query_terms(text))) / len(wanted) if wanted else 0.0
 
+
+def relevance_floor(scope: Any) -> float | None:
+    """The similarity below which a fact that shares no word with the request is not
+    shown: the embedder's ``relevance_floor`` (None: no embedder, or none measured)."""
+    embedder = getattr(scope.memory, "embedder", None)
+    return getattr(embedder, "relevance_floor", None) if embedder is not None else None
+
+
+def relevant(hit: Any, floor: float | None) -> bool:
+    """A hit the request is about: it shares a word with it, or is similar enough."""
+    e = hit.explanation
+    return "keyword_rank" in e or floor is None or max(e.get("cosine", 0.0), e.get("tail_cosine", 0.0)) >= floor
+
+
+def memory_meta(fact: Any, disputed: Mapping[str, str]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"content": fact.content}
+    if fact.id in disputed:
+        meta["note"] = f"in an open conflict ({disputed[fact.id]})"
+    return meta
 
 BEYOND_K = 5  # hits fetched past memory_k, so the trace can say "ranked, but beyond k"
 NOT_LIVE_LIMIT = 20  # expired or unconfirmed facts the trace reports per call
@@ -238,7 +279,8 @@ NOT_LIVE_SCAN = 100  # the newest expired and unconfirmed facts looked at
 
 
 def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
-    """Fact id -> the open review item's reason, for facts consolidation could not settle."""
+    """Fact id -> the open review item's reason, for facts in a conflict nobody settled yet
+    (found at write time or by consolidation)."""
     out: dict[str, str] = {}
     for item in store.review_items(identity):
         if item.get("kind") == "conflict":

@@ -41,7 +41,7 @@ import contextvars
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, NotRequired
+from typing import Any, NamedTuple, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, SummarizationMiddleware
 from langchain.tools import ToolRuntime
@@ -61,23 +61,35 @@ log = logging.getLogger("archivist.langchain")
 
 @dataclass(frozen=True)
 class MemoryContext:
-    """The trusted caller identity, passed as ``context=`` to ``agent.invoke``."""
+    """The trusted caller identity, passed as ``context=`` to ``agent.invoke``. With
+    ``project`` the agent reads the project's memory beside the user's, and facts about
+    the project ("这个仓库使用 PostgreSQL。") are kept in the project."""
 
     user_id: str
     tenant: str = "default"
     thread_id: str = "default"
+    project: str | None = None
 
 
-def identity_of(context: Any) -> tuple[str, str, str] | None:
-    """(tenant, user, thread) from a runtime context (a :class:`MemoryContext`, any object
-    with those attributes, or a dict); None when there is no user."""
+class Caller(NamedTuple):
+    tenant: str
+    user: str
+    thread: str
+    project: str | None = None
+
+
+def identity_of(context: Any) -> Caller | None:
+    """(tenant, user, thread, project) from a runtime context (a :class:`MemoryContext`,
+    any object with those attributes, or a dict); None when there is no user."""
     if context is None:
         return None
     get = context.get if isinstance(context, dict) else (lambda name, default=None: getattr(context, name, default))
     user = get("user_id") or get("user")
     if not user:
         return None
-    return str(get("tenant") or "default"), str(user), str(get("thread_id") or get("thread") or "default")
+    project = get("project")
+    return Caller(str(get("tenant") or "default"), str(user), str(get("thread_id") or get("thread") or "default"),
+                  str(project) if project else None)
 
 
 class MemoryState(AgentState):
@@ -136,8 +148,7 @@ def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, b
         ident = identity_of(runtime.context)
         if ident is None:
             return '{"results": [], "note": "memory is not available in this conversation"}'
-        tenant, user, _ = ident
-        scope = memory.scope(tenant, user, agent)
+        scope = memory.scope(ident.tenant, ident.user, agent, ident.project)
         return scope.memory_search(query, limit=max(1, min(int(limit), top_k)), budget=budget)
 
     return StructuredTool.from_function(
@@ -236,7 +247,7 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(getattr(request.runtime, "context", None))
         if self.opted_out or ident is None:
             return request, None
-        tenant, user, thread = ident
+        thread = ident.thread
         messages = list(request.messages)
         at = next((i for i in range(len(messages) - 1, -1, -1)
                    if isinstance(messages[i], HumanMessage) and not _written_by_a_model(messages[i])), None)
@@ -259,14 +270,14 @@ class MemoryMiddleware(AgentMiddleware):
         state = request.state or {}
         call = {"thread_id": thread, "run_id": state.get("archivist_run"),
                 "call_index": sum(isinstance(m, AIMessage) for m in steps)}
-        scope = self.memory.scope(tenant, user, self.agent)
+        scope = self._scope(ident)
         model_written = {m.id for m in history if isinstance(m, HumanMessage) and _written_by_a_model(m)}
 
         def flush(dropped: list[Any]) -> None:  # history about to be trimmed away is extracted first
             rows = [{"id": m.id, "role": m.role, "content": m.content, "metadata": {}} for m in dropped
                     if m.id not in model_written and (m.role == "user" or (m.role == "assistant" and not m.tool_calls))]
             if rows:
-                self._submit(tenant, user, thread, rows)
+                self._submit(ident, rows)
 
         counter = self._counter(request.model)
         assembler = scope.assembler(counter=counter, flush=flush, count_cache=self._counts.setdefault(id(counter), {}),
@@ -351,9 +362,12 @@ class MemoryMiddleware(AgentMiddleware):
             turn.append(_dict(final, "assistant"))
         return turn
 
-    def _submit(self, tenant: str, user: str, thread: str, rows: list[dict[str, Any]]) -> int:
+    def _scope(self, ident: Caller) -> Any:
+        return self.memory.scope(ident.tenant, ident.user, self.agent, ident.project)
+
+    def _submit(self, ident: Caller, rows: list[dict[str, Any]]) -> int:
         try:
-            return self.queue.submit(tenant, user, self.agent, thread, rows)
+            return self.queue.submit(ident.tenant, ident.user, self.agent, ident.thread, rows, project=ident.project)
         except QueueFull as exc:  # backpressure: this turn goes unremembered, the agent goes on
             log.warning("memory update skipped: %s", exc)
         except Exception as exc:  # a store error never fails the agent's turn
@@ -364,24 +378,23 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(getattr(runtime, "context", None))
         if self.opted_out or ident is None:
             return None
-        tenant, user, thread = ident
         turn = self._run_rows(state)
         if not any(m["role"] == "user" for m in turn):
             return None
-        self._submit(tenant, user, thread, turn)
+        self._submit(ident, turn)
         if self.summarize_idle_after is not None:
-            self._summarize_when_idle(tenant, user, thread, state.get("messages", []))
+            self._summarize_when_idle(ident, state.get("messages", []))
         return None
 
-    def _summarize_when_idle(self, tenant: str, user: str, thread: str, messages: list[Any]) -> None:
+    def _summarize_when_idle(self, ident: Caller, messages: list[Any]) -> None:
         """The queue writes this thread's session summary once it has been idle for
         ``summarize_idle_after`` seconds (a later turn postpones it)."""
         rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
                 if (isinstance(m, HumanMessage) and not _written_by_a_model(m))
                 or (isinstance(m, AIMessage) and not m.tool_calls)]
-        scope = self.memory.scope(tenant, user, self.agent)
-        self.queue.when_idle(tenant, user, self.agent, thread, self.summarize_idle_after,
-                             lambda: scope.summarize_session(thread, rows))
+        scope = self._scope(ident)
+        self.queue.when_idle(ident.tenant, ident.user, self.agent, ident.thread, self.summarize_idle_after,
+                             lambda: scope.summarize_session(ident.thread, rows))
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return await asyncio.to_thread(self.after_agent, state, runtime)
@@ -391,15 +404,13 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(getattr(getattr(request, "runtime", None), "context", None))
         if self.opted_out or ident is None or not isinstance(result, ToolMessage):
             return result
-        tenant, user, thread = ident
         call = request.tool_call
         raw = _text(result)
-        evidence_id = f"tool:{thread}:{call.get('id') or result.tool_call_id}"
+        evidence_id = f"tool:{ident.thread}:{call.get('id') or result.tool_call_id}"
         record = json.dumps({"tool": call.get("name"), "args": call.get("args"), "status": result.status,
                              "result": raw}, ensure_ascii=False, default=str)
         try:
-            self.memory.scope(tenant, user, self.agent).put_evidence(evidence_id, record,
-                                                                     source=f"tool:{call.get('name')}")
+            self._scope(ident).put_evidence(evidence_id, record, source=f"tool:{call.get('name')}")
         except Exception as exc:  # evidence is best effort; the tool result still goes back
             log.warning("tool result not kept as evidence: %s", exc)
             return result
@@ -424,11 +435,10 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(context)
         if self.opted_out or ident is None:
             return 0
-        tenant, user, thread = ident
         rows = [_dict(m, "user" if isinstance(m, HumanMessage) else "assistant") for m in messages
                 if (isinstance(m, HumanMessage) and not _written_by_a_model(m))
                 or (isinstance(m, AIMessage) and not m.tool_calls)]
-        return self._submit(tenant, user, thread, rows) if rows else 0
+        return self._submit(ident, rows) if rows else 0
 
     def end_session(self, context: Any, messages: list[Any], *, summarizer: Any = None) -> Any:
         """At a session's end: a structured session summary (short-term memory), after
@@ -436,9 +446,8 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(context)
         if self.opted_out or ident is None:
             return None
-        tenant, user, thread = ident
         self.queue.wait_idle()
-        return self.memory.scope(tenant, user, self.agent).summarize_session(thread, messages, summarizer=summarizer)
+        return self._scope(ident).summarize_session(ident.thread, messages, summarizer=summarizer)
 
     def close(self, timeout: float = 30.0) -> bool:
         """Drain the update queue (call on shutdown)."""

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from ..index.text import compact, query_terms
 from ..model import AuditEntry, Fact, Kind, SourceType, Status, new_id
 from ..model import content_hash
+from ..pipeline.contradictions import contradicts
 from ..pipeline.governance import is_near_duplicate
 
 
@@ -103,6 +104,8 @@ class DeterministicJudge:
         self.conflict_ratio = conflict_ratio
 
     def judge(self, a: Fact, b: Fact) -> str:
+        if contradicts(a.content, b.content):
+            return "conflict"
         if is_near_duplicate(a.content, b.content):
             return "duplicate"
         if a.category == b.category:
@@ -147,7 +150,8 @@ def plan_consolidation(scope, *, config: ConsolidationConfig = ConsolidationConf
     candidates = store.list_facts(ident, statuses=(Status.CANDIDATE,))
     plan.topics = dict(Counter(f.category.value for f in committed + candidates).most_common())
     plan.gathered = len(committed) + len(candidates)
-    touched: set[str] = set()
+    # facts already in an open conflict wait for the review queue: consolidation does not decide twice
+    touched: set[str] = {i for item in store.review_items(ident) if item["kind"] == "conflict" for i in item["fact_ids"]}
 
     def act(action: Action) -> None:
         plan.actions.append(action)

@@ -8,7 +8,9 @@ Attributes in one ``group`` describe one thing from different sides (where the u
 lives and where they work): a correction or a change of state ("不对…", "actually…",
 "I moved to…") retires the live value of any attribute of its group.
 
-Patterns run on NFKC text with case kept (an English city or employer must be
+A key is inferred only when the clause states the attribute: not a wish, plan or liking
+for it ("想搬到成都", "likes working from home"), not a past state, not someone else's,
+not a word in passing ("在周末工作时喜欢听古典音乐" is no employer). Patterns run on NFKC text with case kept (an English city or employer must be
 capitalised, so "moved to a new team" is not a move). They are deliberately narrow: a
 missed key costs a duplicate, a wrong key replaces an unrelated fact.
 """
@@ -49,7 +51,7 @@ class Attribute:
 
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("name", "name", "context", "what the user is called",
-              r"我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为)|称呼我为?|叫我[\u4e00-\u9fffA-Za-z]{1,4}"
+              r"(?:我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为))(?![了他她它你人车外过醒来去到])|称呼我为?|叫我[\u4e00-\u9fffA-Za-z]{1,4}"
               r"(?:就|[。！，,.!]|$)|被称为|被叫做|称呼为",
               r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP +
               r"|\b(?:prefers?|likes?|wants?) to be called " + _CAP + r"|\bgoes by " + _CAP + r"|\bi go by " + _CAP),
@@ -57,15 +59,15 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"母语", r"\b(?:native|first|mother) (?:language|tongue)\b"),
     Attribute("response_language", "response_language", "preference", "the language replies should be in",
               r"(?:用|使用|以)(?:中文|汉语|普通话|英文|英语|日语|日文|韩语|法语|德语|西班牙语|粤语|繁体中文|简体中文)"
-              r"(?:来)?(?:回答|回复|解释|交流|沟通|写|讲|说|答复)",
-              r"\b(?:answer\w*|repl\w*|respond\w*|explain\w*|writ\w*|talk\w*|speak\w*|communicat\w*)\b[^.!?]{0,25}"
+              r"(?:来)?(?:回答|回复|解释|交流|沟通|答复|(?:跟|和|对|给)(?:我|用户)(?:写|讲|说))",
+              r"\b(?:answer\w*|repl\w*|respond\w*|explain\w*|(?:writ\w*|talk\w*|speak\w*|communicat\w*)\s+(?:to|with)\s+(?:me|the user))\b[^.!?]{0,25}"
               r"\bin (?:english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish|italian|portuguese)\b|"
               r"\bprefers? (?:english|chinese|mandarin|japanese|korean|french|german|spanish) (?:answers|replies|"
               r"responses|explanations)\b"),
     Attribute("home_city", "location", "context", "the city the user lives in",
               r"(?:住在|居住在|家在|定居在?|搬到了?|搬去了?|搬家到|落户)(?!公司|团队|部门|新家|新公司|楼|隔壁|附近|这|那)"
               r"[\u4e00-\u9fff]{2,8}",
-              r"\b(?:live[sd]?|living|reside[sd]?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
+              r"\b(?:lives?|living|resides?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
               r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _CAP),
     Attribute("work_city", "location", "context", "the city the user works in",
               r"在(?:北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|香港|台北|新加坡|东京|纽约|伦敦|柏林|"
@@ -74,7 +76,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("employer", "job", "context", "the organisation the user works for",
               r"(?:入职|加入了?|跳槽到|就职于|供职于|任职于|在)[\u4e00-\u9fffA-Za-z0-9]{2,12}(?:公司|集团|银行|大学|医院|研究院)"
               r"(?:工作|上班|任职)?|(?:入职|跳槽到|就职于|供职于|任职于)[\u4e00-\u9fffA-Za-z0-9]{2,12}|"
-              r"在(?!家|这|那|外|公司|单位|本地|当地|国外|海外|远程|线上)[\u4e00-\u9fffA-Za-z0-9]{2,8}(?:工作|上班)",
+              r"在(?!家|这|那|外|公司|单位|本地|当地|国外|海外|远程|线上|周末|周[一二三四五六日天]|晚上|白天|早上|夜里|假期|节假日|"
+              r"平时|路上|车上|地铁|咖啡|图书馆|办公室|宿舍|床上|户外)"
+              r"[\u4e00-\u9fffA-Za-z0-9]{2,8}(?:工作|上班)(?:了|过)?(?:[\d一二三四五六七八九十两几多]+年(?:了|多)?)?(?=[。！!.，,；;]|$)",
               r"\b(?:work(?:s|ing|ed)?|employed)\s+(?:at|for|by)\s+" + _CAP + r"|\bjoin(?:ed|ing)\s+" + _CAP + r"|"
               r"\bleft\s+" + _CAP + r"[\w&.\-]*\s+(?:and|to)\s+join"),
     Attribute("job_role", "job", "context", "the user's job or occupation",
@@ -84,7 +88,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"收银员|摄影师|编辑|主播|主管|总监|公务员|农民|工人|电工|技师)",
               r"\b(?:i'?m|i am|the user is|works? as|working as|job is|became|become|switched careers to|hired as|"
               r"promoted to|starting as|started as)\s+"
-              r"(?:now\s+)?(?:an?\s+)?(?:[\w\-]+\s+){0,3}(?:engineer|developer|programmer|manager|designer|teacher|"
+              r"(?:now\s+)?(?:an?\s+)?(?:(?!(?:to|with|about|for|of|like|than|by|from|married|dating|friends)\b)[\w\-]+\s+){0,3}"
+              r"(?:engineer|developer|programmer|manager|designer|teacher|"
               r"doctor|nurse|lawyer|accountant|researcher|scientist|analyst|student|architect|consultant|sre|devops|"
               r"founder|writer|journalist|banker|professor|intern|principal|chef|cook|pilot|driver|artist|musician|"
               r"photographer|pharmacist|dentist|veterinarian|vet|therapist|electrician|plumber|mechanic|farmer|"
@@ -109,11 +114,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"\b(?:eastern|pacific|central|mountain|atlantic|alaska|hawaii|uk|british|central european|japan|india) "
               r"(?:standard |daylight )?time\b"),
     Attribute("indentation", "indentation", "preference", "tabs or spaces",
-              r"(?:缩进|用|使用|偏好|改用)[^，。,]{0,6}(?:tab|制表符|空格)|(?:tab|制表符|空格)[^，。,]{0,4}缩进",
+              r"缩进[^，。,]{0,6}(?:tab|制表符|空格)|(?:tab|制表符|空格)[^，。,]{0,4}缩进",
               r"\b(?:prefers?|use[sd]?|using|switched to|moved to|indent\w* with)\s+(?:\w+\s+)?(?:tabs|spaces)\b|"
               r"\b(?:tabs|spaces)\s+(?:over|instead of|for indent\w*)\b"),
     Attribute("ui_theme", "ui_theme", "preference", "a dark or light theme",
-              r"深色|浅色|暗色|亮色|暗黑|黑色主题|白色主题|夜间模式|日间模式",
+              r"(?:深色|浅色|暗色|亮色|暗黑|黑色|白色)(?:的)?(?:主题|模式|界面|背景|配色)|夜间模式|日间模式",
               r"\b(?:dark|light)\s+(?:\w+\s+)?(?:mode|theme)\b"),
     Attribute("response_length", "response_length", "preference", "short or detailed answers",
               r"(?:回答|回复|解释|答案)[^，。,]{0,4}(?:简短|简洁|精简|详细|详尽|啰嗦)|(?:简短|简洁|精简|详细|详尽)(?:一点|一些|的)?"
@@ -127,7 +132,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"(?:code\s+)?(?:examples?|snippets?|sample code)\b|\b(?:examples?|snippets?|sample code)\s+in\s+"
               r"(?:python|java|go|golang|rust|c\+\+|javascript|typescript|kotlin|swift|c#|ruby|php)\b"),
     Attribute("birthday", "birthday", "context", "the user's date of birth",
-              r"生日|出生于|出生在\d", r"\bbirthday\b|\bborn on\b|\bdate of birth\b"),
+              r"生日(?:是|在)|出生于|出生在\d|\d+月\d+[日号]出生", r"\bbirthday is\b|\bborn on\b|\bdate of birth\b"),
 )
 
 _BY_KEY = {a.key: a for a in ATTRIBUTES}
@@ -150,6 +155,13 @@ _ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en))
 
 # A past state is not the current value: "I used to live in Madrid" must not replace where the user lives.
 _PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|之前|曾经|过去|原来", re.I)
+# Nor is a wish or a plan ("想搬到成都", "dreams of working at Google"); a liking states a
+# preference but no fact of the user's life ("喜欢在咖啡馆工作", "likes working from home").
+_WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是)[^，。,；;！!]{0,6}$|"
+                   r"\b(?:wants?|wish(?:es)?|hopes?|plans?|planning|dreams?|would(?: love| like)?|might|may|if|"
+                   r"considering|thinking about)\s+(?:\w+\s+){0,2}$", re.I)
+_LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?:likes?|loves?|enjoys?|hates?|prefers?)\s+(?:\w+\s+){0,2}$",
+                     re.I)
 
 
 def infer_key(text: str) -> str | None:
@@ -159,8 +171,11 @@ def infer_key(text: str) -> str | None:
     if not _ANY.search(t) or _SOMEONE_ELSE.search(t) or _PAST.search(t):
         return None
     for a in ATTRIBUTES:
-        if a.matches(t):
-            return a.key
+        zh, en = _compiled(a.key)
+        for m in (*zh.finditer(t), *en.finditer(t)):
+            before = t[:m.start()]  # the clause states it, not a wish for it (a wish is how a preference is said)
+            if a.category == "preference" or not (_WISH.search(before) or _LIKING.search(before)):
+                return a.key
     return None
 
 

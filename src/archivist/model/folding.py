@@ -80,3 +80,12 @@ def cache_key(tenant: str, text: str) -> str:
     hits (or, forgetting, deletes) another's cached vector, so how fast a write is says
     nothing about what other tenants stored."""
     return content_hash(f"{tenant}\x1f{text}")
+
+
+EXCERPT_CHARS = 80  # a trace names what it chose or dropped by this much of its text
+
+
+def excerpt(text: str) -> str:
+    """The start of a text for a trace: enough to recognise it, never the whole (one line)."""
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"

@@ -83,6 +83,7 @@ PROFILE_SECTIONS: tuple[str, ...] = (
     "work_context",
     "personal_context",
     "top_of_mind",
+    "cognitive_style",  # how the user thinks and wants things explained (seed 000)
     "recent_months",
     "earlier_context",
     "long_term_background",
@@ -247,22 +248,43 @@ class Fact:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileSentence:
+    """One sentence of a profile section and the live facts it states. A sentence with
+    no facts was written by the trusted application (``update_profile``) and rests on
+    nothing else; every other sentence goes when one of its facts stops being live."""
+
+    text: str
+    facts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ProfileSection:
     name: str
     summary: str
     updated_at: datetime
     source_message_ids: tuple[str, ...] = ()
+    sentences: tuple[ProfileSentence, ...] = ()  # the summary, sentence by sentence, with what each cites
+
+    @property
+    def cited(self) -> frozenset[str]:
+        return frozenset(i for s in self.sentences for i in s.facts)
 
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """The user-global summary: ``work_context``, ``personal_context``, ``top_of_mind``
-    and the history sections ``recent_months``, ``earlier_context``, ``long_term_background``."""
+    """The user-global summary: ``work_context``, ``personal_context``, ``top_of_mind``,
+    ``cognitive_style`` and the history sections ``recent_months``, ``earlier_context``,
+    ``long_term_background``. A projection of live facts: see :mod:`archivist.lifecycle.profile`."""
 
     sections: dict[str, ProfileSection] = field(default_factory=dict)
 
     def get(self, name: str) -> ProfileSection | None:
         return self.sections.get(name)
+
+    @property
+    def cited(self) -> frozenset[str]:
+        """The facts the profile states."""
+        return frozenset(i for s in self.sections.values() for i in s.cited)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -270,6 +292,7 @@ class Profile:
                 "summary": s.summary,
                 "updated_at": s.updated_at.isoformat(),
                 "source_message_ids": list(s.source_message_ids),
+                "sentences": [{"text": x.text, "facts": list(x.facts)} for x in s.sentences],
             }
             for name, s in self.sections.items()
         }
@@ -377,6 +400,7 @@ __all__ = [
     "PROFILE_SECTIONS",
     "Profile",
     "ProfileSection",
+    "ProfileSentence",
     "Provenance",
     "SearchHit",
     "SourceType",

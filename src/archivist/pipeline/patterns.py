@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Rewrite = Literal["self", "rule", "prefer", "forget"]
+Rewrite = Literal["self", "rule", "prefer", "forget", "retire"]  # retire: it ended (kept as history)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +108,11 @@ CONDITIONS_EN = (r"diabetes|type \d diabetes|asthma|celiac(?: disease)?|coeliac|
 
 PATTERNS: tuple[Pattern, ...] = (
     # ------------------------------------------------------------------ zh
-    Pattern("zh.name", "zh", r"^(?:我叫|我的名字(?:是|叫)|本人叫|叫我|我是\s*(?=(?-i:[A-Z])[a-z]+$))(?![了他她它你人车外])"
+    Pattern("zh.name", "zh", r"^(?:我叫\s*|我的名字(?:是|叫)\s*|本人叫\s*|叫我\s*|我是\s*(?=(?-i:[A-Z][a-z]+)$))(?![了他她它你人车外])"
                              r"(?P<name>[\u4e00-\u9fff]{2,4}?|[A-Za-z]{2,12})(?:就(?:行|好|可以)了?)?$",
             "用户叫{name}。", section=P,
             examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"), ("hi，我是 Lucy", "用户叫Lucy。"),
+                      ("我叫 Erin。", "用户叫Erin。"), ("我是 SRE。", None),
                       ("我是学生", None), ("我叫了个外卖", None), ("我叫他明天再来", None))),
     Pattern("zh.trait", "zh", rf"^我{ZA}(?:是个?|有点|比较)?(?:左撇子|右撇子|近视|高度近视|远视|夜猫子|社恐|内向的人|外向的人|i人|e人|"
                               rf"早睡早起的人|路痴|急性子|慢性子|完美主义者)(?:[^，。；]{{0,6}})$", section=P,
@@ -255,9 +256,10 @@ PATTERNS: tuple[Pattern, ...] = (
                                rf"(?P<org>[^，。；]{{2,8}}?)(?:了|上班|工作)?$",
             section=W, key="employer", change=True,
             examples=(("其实我已经从腾讯离职了，现在在美团", "用户现在在美团。"), ("我现在在地铁上", None))),
-    Pattern("zh.rule_language", "zh", rf"^(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:回答|回复|解释|说话)?(?:都|也|先|还是)?请?(?:你)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
+    Pattern("zh.rule_language", "zh", rf"^(?:我{ZA}(?:更|还是|比较)?(?:希望|想要|想让|要)(?=你))?(?:以后|之后|今后|平时|往后|每次|这次|今天|先|这次先|暂时)?(?:回答|回复|解释|说话)?(?:都|也|先|还是)?请?(?:你)?(?:都|也|还是)?(?:用|使用)(?:{LANGS_ZH})[^，。；]{{0,20}}$",
             "prefer", category="preference", key="response_language",
-            examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),)),
+            examples=(("平时请用中文解释技术问题", "用户偏好用中文解释技术问题。"),
+                      ("不对，其实我更希望你用英文回答。", "用户偏好用英文回答。"))),
     Pattern("zh.rule_later", "zh", r"^(?:你|您)?(?:以后|之后|今后|往后|平时|每次|默认|从现在起|从现在开始|请你?以后|请以后|请|麻烦以后)"
                                    r"(?!再说|再聊|有空|有机会|可能|也许|想|打算|会)[^。；]{0,30}?(?:请|要|都|先|别|不要|少|多|用|给|加|写|"
                                    r"尽量|一律|统一|简短|简洁|详细|直接)[^。；]{1,40}$",
@@ -270,6 +272,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "rule", category="preference",
             examples=(("不要用表情符号", "用户希望不要用表情符号。"), ("别再给我加注释了", "用户希望别再加注释。"),
                       ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后别安排会议。"))),
+    Pattern("zh.project_uses", "zh", r"^(?:这个|本|该|我们的?|咱们的?)(?:项目|仓库|代码库|工程|repo|服务)(?:里|中)?(?:都|主要)?"
+                                     r"(?:使用|用的是|用|采用|基于|跑在|部署在|依赖|的数据库是|的后端是|是用)\s*[^，。；]{1,30}?(?:写的|做数据库|开发的)?$",
+            "self", category="knowledge",
+            examples=(("这个仓库使用 PostgreSQL。", "这个仓库使用 PostgreSQL。"),
+                      ("这个项目用 PostgreSQL 做数据库。", "这个项目用 PostgreSQL 做数据库。"))),
+    Pattern("zh.finished", "zh", r"^(?:我)?(?P<what>[^，。；我]{2,20}?)(?:我)?(?:已经|都|终于|总算)?(?:学完|做完|写完|考完|结束|完成|搞定|"
+                                 r"忙完|弄完)了$",
+            "retire", examples=(("Agent 上下文工程已经学完了", None),)),
     Pattern("zh.forget", "zh", r"^(?:请|麻烦)?(?:你)?(?:忘掉|忘了|忘记|删掉|删除|别记|不要记|不用记|别再记)(?:住)?(?:关于)?(?:我)?(?P<what>.{2,30})$",
             "forget", examples=(("算了，别记我住在哪了", None),)),
     Pattern("zh.forget_this", "zh", r"^(?:请|麻烦)?(?:你)?(?:帮我)?(?:把它|把这些|把这个)?(?:都|全|全部)?(?:给)?(?:删了|删掉|删除|忘了|忘掉|清除|清掉|"
@@ -505,7 +515,8 @@ PATTERNS: tuple[Pattern, ...] = (
                               r"manga|comics|mysteries|history)\b.*$",
             category="preference", section=P,
             examples=(("I play chess on weekends", "The user plays chess on weekends."),)),
-    Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
+    Pattern("en.likes", "en", r"^i\s+(?:really\s+|absolutely\s+|totally\s+|kind of\s+|kinda\s+)?(?:don't\s+|do not\s+|no longer\s+)?"
+                              r"(?:really\s+)?(?:like|love|enjoy|prefer|hate|dislike|"
                               r"can't stand|adore|would rather|'d rather)\s+(?!(?:it|that|this|these|those|the|you|how|when|what|your|them|him|her|"
                               r"seeing|hearing|having|reading (?:your|that|this|it)|watching|that you|all the|and|to|so|too|ya|u|yours)\b).{3,}$|"
                               r"^i(?:'m|'ve been| am| have been)\s+(?:getting\s+)?(?:not\s+)?(?:a\s+)?(?:huge\s+|big\s+|real\s+|really\s+|super\s+)?(?:fan of|into|obsessed with|"
@@ -516,6 +527,7 @@ PATTERNS: tuple[Pattern, ...] = (
             category="preference", section=P,
             examples=(("I'm not a fan of long emails.", "The user is not a fan of long emails."),
                       ("I prefer short answers.", "The user prefers short answers."),
+                      ("Actually, I don't like coffee anymore.", "The user doesn't like coffee anymore."),
                       ("I love it", None))),
     Pattern("en.favorite", "en", r"^(?:my\s+(?:all-time\s+)?(?:fave|fav|favorite|favourite)\b.{3,}|(?P<x>(?!it\b|that\b|this\b|yours?\b)[\w\-'\" ]{2,40}?)"
                                  r"(?:'s| is| are)\s+(?:definitely\s+|probably\s+|pretty much\s+|kind of\s+|basically\s+|totally\s+|really\s+)?(?:my|our)\s+"
@@ -527,6 +539,18 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("en.my_work", "en", r"^my\s+(?:art|artwork|work|job|book|music|blog|channel|podcast|business|biz|studio|store|shop|company|"
                                 r"startup|research|thesis|novel|paintings?|team|role)\s+(?:is|are|focuses|has|was)\b.{3,}$",
             section=W, examples=(("My art is about expressing my trans experience", "The user's art is about expressing their trans experience."),)),
+    Pattern("en.uses", "en", r"^i\s+(?:mainly\s+|mostly\s+|usually\s+|always\s+|still\s+)?(?:use|work on|code on|develop on|run)\s+"
+                             r"(?:a\s+|an\s+|my\s+)?(?-i:[A-Z])[\w.+#-]+(?:\s+(?:with|and|on|running)\s+[\w.+# -]{2,30}?)?"
+                             r"(?:\s+(?:for|at)\s+(?:work|home|my job|coding|development))?$", section=W,
+            examples=(("I use a MacBook with macOS for work.", "The user uses a MacBook with macOS for work."),
+                      ("I use it every day", None))),
+    Pattern("en.project_uses", "en", r"^(?:this|our|the)\s+(?:repo|repository|codebase|project|service)\s+(?:uses|is built on|runs on|"
+                                     r"is written in|depends on|deploys to|stores \w+ in)\s+[\w.+#/ -]{2,40}$",
+            "self", category="knowledge",
+            examples=(("This repo uses PostgreSQL.", "This repo uses PostgreSQL."),)),
+    Pattern("en.finished", "en", r"^i(?:'ve| have)?\s+(?:just\s+|finally\s+)?(?:finished|completed|wrapped up|am done with|'m done with)\s+"
+                                 r"(?:learning\s+|studying\s+|my\s+)?(?P<what>[\w .+#-]{2,40})$",
+            "retire", examples=(("I finished learning Rust", None),)),
     Pattern("en.used_to", "en", r"^i\s+used\s+to\s+(?!think|believe|feel|say|hate|wonder|worry)\w+.{3,}$", section=P,
             examples=(("I used to go horseback riding with my dad when I was a kid",
                        "The user used to go horseback riding with their dad when they were a kid."),)),

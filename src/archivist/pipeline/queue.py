@@ -48,6 +48,7 @@ class QueueKey:
     user: str
     agent: str
     thread: str
+    project: str | None = None  # the project the conversation is about (its facts are kept there)
 
 
 @dataclass
@@ -124,10 +125,12 @@ class UpdateQueue:
         with self._cond:
             return sum(len(b.messages) for b in self._batches.values())
 
-    def submit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any]) -> int:
+    def submit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any], *,
+               project: str | None = None) -> int:
         """Queue messages of one thread; returns how many were new. Raises
-        :class:`QueueFull` when the queue is full (nothing of this call is queued)."""
-        key = QueueKey(tenant, user, agent, thread)
+        :class:`QueueFull` when the queue is full (nothing of this call is queued).
+        With ``project`` they are extracted in that project's scope."""
+        key = QueueKey(tenant, user, agent, thread, project)
         if self.opted_out(key):
             return 0
         items = [(to_message(m, i).id, m) for i, m in enumerate(messages)]
@@ -154,14 +157,15 @@ class UpdateQueue:
             self._cond.notify()
             return len(fresh)
 
-    async def asubmit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any]) -> int:
+    async def asubmit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any], *,
+                      project: str | None = None) -> int:
         """The same as :meth:`submit` (which never blocks on I/O), for async callers."""
-        return self.submit(tenant, user, agent, thread, messages)
+        return self.submit(tenant, user, agent, thread, messages, project=project)
 
     def _watermark(self, key: QueueKey) -> set[str]:
         cached = self._processed.get(key)
         if cached is None:
-            ident = self.memory.scope(key.tenant, key.user, key.agent).identity
+            ident = self.memory.scope(key.tenant, key.user, key.agent, key.project).identity
             cached = set(self.memory.store.processed_messages(ident, key.thread))
             self._processed[key] = cached
         return cached
@@ -248,7 +252,7 @@ class UpdateQueue:
         try:
             if batch.epoch != self._epochs.get((key.tenant, key.user), 0):
                 return  # the user was forgotten after this batch was queued
-            scope = self.memory.scope(key.tenant, key.user, key.agent)
+            scope = self.memory.scope(key.tenant, key.user, key.agent, key.project)
             self.stats.extractor_calls += 1
             report = scope.learn(messages, thread_id=key.thread, extractor=self.extractor)
             self.memory.store.mark_processed(scope.identity, key.thread, list(batch.messages))

@@ -34,6 +34,7 @@ from ..model.attributes import PEOPLE_ZH, infer_key
 from ..model.folding import normalize, sanitize
 from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
+from .language import simplified
 from .patterns import CITIES_ZH, FAMILY_ZH, PATTERNS, PETS_ZH, ZA_WORDS, Pattern
 from .statements import names_project
 from .support import meaning_words
@@ -411,7 +412,8 @@ def render(pattern: Pattern, match: re.Match[str], body: str, zh: bool) -> str:
     if pattern.rewrite == "rule":
         return _zh_rule(body) if zh else _en_rule(body)
     if pattern.rewrite == "prefer":  # "平时请用中文解释" -> "用户偏好用中文解释。"
-        return _zh_end("用户偏好" + re.sub(r"^(?:以后|之后|今后|平时|往后|每次)?(?:都|也|还是)?请?(?:你)?", "", body)
+        body = re.sub(rf"^我(?:(?:{ZA_WORDS})\s*)*(?:更|还是|比较)?(?:希望|想要|想让|要)(?=你)", "", body)  # "我更希望你用英文"
+        return _zh_end("用户偏好" + re.sub(r"^(?:以后|之后|今后|平时|往后|每次)?(?:都|也|还是)?请?(?:你)?(?:都|也|还是)?", "", body)
                        .replace("回答我", "回答").replace("给我", "").replace("我", "用户"))
     groups = {k: v for k, v in match.groupdict().items() if v}
     for name in list(groups):
@@ -446,12 +448,14 @@ _FULL_WIDTH = {c: unicodedata.normalize("NFKC", chr(c)) for c in (*range(0xFF10,
 
 
 def reading(clause: Clause) -> tuple[str, bool]:
-    """What the patterns read: zh with the subject first, en with the dropped "I" back
+    """What the patterns read: zh with the subject first (and in Simplified characters), en with the dropped "I" back
     ("Lost my job yesterday") and typographic apostrophes folded."""
     # Read on folded text (full-width letters, zero-width and bidi characters); the quote keeps the user's own.
     clause = Clause(clause.quote, sanitize(clause.body).translate(_FULL_WIDTH), clause.question, clause.cues,
                     clause.inherits_subject)
     zh = bool(_HAN.search(clause.body))
+    if zh:  # Traditional Chinese is read as Simplified ("我對花生過敏" -> "用户对花生过敏。"); the quote stays as written
+        clause = Clause(clause.quote, simplified(clause.body), clause.question, clause.cues, clause.inherits_subject)
     if zh:
         fronted = _ZH_FRONTED.match(clause.body)
         clause = Clause(clause.quote, re.sub(r"^俺|^咱(?!们)", "我", clause.body), clause.question, clause.cues,
@@ -566,6 +570,11 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
             previous = clause
             continue
         pattern, m, zh = found
+        if pattern.rewrite == "retire":  # "Agent 上下文工程已经学完了": the focus it names ended
+            if not _removal(row, clause, m.group("what"), existing, out):
+                out.skipped.append((row.id, "nothing_to_retire", "it names nothing remembered"))
+            previous = clause
+            continue
         if pattern.rewrite == "forget":
             what = next((v for k, v in m.groupdict().items() if k.startswith("what") and v), "").strip()
             if len(meaning_words(_FORGET_FRAME.sub("", what))) == 0:
@@ -755,35 +764,19 @@ def _key_of_question(what: str) -> str | None:
 
 
 def compose_profile(proposal: Extraction, report: Any, profile: Any) -> list[dict[str, Any]]:
-    """Profile section updates from the facts this turn saved: a section's summary keeps
-    its other sentences, drops the ones these facts replace or that were removed, and
-    adds the new ones. Each cites the user messages it rests on; the gate checks them."""
+    """Profile section updates from the facts this turn saved: each section gets the
+    sentences of its new facts. The writer cites each sentence's fact and keeps the
+    section's other sentences while their facts stay live (:mod:`archivist.lifecycle.profile`),
+    so what a fact replaced or a removal retired leaves the profile with it."""
     sections = {normalize(c["content"]): c.get("section") for c in proposal.facts}
     by_section: dict[str, list[Any]] = {}
     for fact in report.saved:
         section = sections.get(normalize(fact.content))
         if section:
             by_section.setdefault(section, []).append(fact)
-    gone = {normalize(f.content) for f in (*report.superseded, *report.removed)}
-    updates = []
-    for section, new in by_section.items():
-        old = getattr(profile, "sections", {}).get(section) if profile is not None else None
-        kept = []
-        if old is not None:
-            new_keys = {f.key for f in new if f.key}
-            for sentence in re.findall(r"[^。.!！]+[。.!！]?", old.summary):
-                s = sentence.strip()
-                if s and normalize(s) not in gone and (infer_key(s) not in new_keys or infer_key(s) is None) \
-                        and normalize(s) not in {normalize(f.content) for f in new}:
-                    kept.append(s)
-        sentences = kept + [f.content for f in new]
-        summary = " ".join(sentences)
-        while len(summary) > 600 and len(sentences) > 1:
-            sentences = sentences[1:]
-            summary = " ".join(sentences)
-        ids = [f.provenance.message_id for f in new if f.provenance.message_id]
-        updates.append({"section": section, "summary": summary, "source_message_ids": list(dict.fromkeys(ids))})
-    return updates
+    return [{"section": section, "summary": " ".join(f.content for f in new),
+             "source_message_ids": list(dict.fromkeys(f.provenance.message_id for f in new if f.provenance.message_id))}
+            for section, new in by_section.items()]
 
 
 class RuleExtractor:

@@ -19,6 +19,7 @@ from ..index.text import STOPWORDS, has_cjk, pos_tagger
 from ..model.attributes import PEOPLE_EN, PEOPLE_ZH
 from ..model.folding import normalize, unspaced
 from ..model.timerefs import find_time_refs
+from .language import simplified
 
 MIN_SHARE = 1 / 3
 
@@ -203,7 +204,9 @@ def unsupported(content: str, quote: str, *, context: str | None = None, inferen
     """Why ``quote`` does not support ``content``, or ``None`` when it does. ``context``
     is the whole cited message: a value or a negation the extractor took from just
     outside the quoted words still counts. An ``inference`` goes beyond its quote by
-    definition: one shared word is enough."""
+    definition: one shared word is enough. Traditional and Simplified Chinese are read alike."""
+    content, quote = simplified(content), simplified(quote)
+    context = simplified(context) if context else context
     if _ANCHOR.search(content) and find_time_refs(quote, _ANY_DAY):
         content = _ANCHOR.sub("", content)  # "yesterday (on 2024-03-04)": the date is the quote's own relative time
     words, values = _tokens(content)

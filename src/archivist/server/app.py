@@ -153,18 +153,46 @@ class SearchBody(Strict):
                                                                 "or both.")
 
 
+class EvidenceIn(Strict):
+    id: str = Field(min_length=1, max_length=200, description="How the model asks for the whole text later.")
+    text: str = Field(max_length=1_000_000)
+    source: str = Field(default="tool", max_length=200, description="Where it came from (a tool's name, a URL).")
+    observed_at: Timestamp | None = None
+    required: bool = Field(default=False, description="Protected: the call fails rather than leave it out.")
+
+
+class HistoryIn(Strict):
+    id: str | None = Field(default=None, max_length=200)
+    role: Literal["user", "assistant", "tool"]
+    content: str = Field(max_length=100_000)
+    name: str | None = Field(default=None, max_length=200)
+    tool_call_id: str | None = Field(default=None, max_length=200)
+
+
 class ContextBody(Strict):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     budget: int = Field(default=4000, ge=100, le=2_000_000)
     reserve: int | None = Field(default=None, ge=0, le=1_000_000,
                                 description="Tokens left for the reply; default an eighth of the budget, at most 1000.")
     system: str = Field(default="", max_length=50_000)
+    history: list[HistoryIn] = Field(default=[], max_length=2000, description="The conversation so far, oldest first.")
+    tools: list[dict[str, Any]] = Field(default=[], max_length=256,
+                                        description="Tool schemas the model is offered (protected, counted).")
+    evidence: list[EvidenceIn | Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default=[], max_length=200, description="Inline evidence, or ids of evidence stored before.")
+    reference: list[EvidenceIn] = Field(default=[], max_length=200,
+                                        description="Reference material, packed by relevance to the query.")
+    task_id: str | None = Field(default=None, min_length=1, max_length=200, description="The task whose state to show.")
+    memory_k: int = Field(default=8, ge=0, le=100)
+    episode_k: int = Field(default=4, ge=0, le=100)
 
 
 class PreferenceBody(Strict):
     value: str = Field(min_length=1, max_length=2000)
     based_on: int = Field(default=0, ge=0)
     expires_at: Timestamp | None = Field(default=None, description="When it lapses (UTC if no offset).")
+    trusted: bool = Field(default=True, description="False: stated by someone other than the user or the "
+                                                    "application (a document, a tool); shown, never obeyed as a rule.")
 
 
 _BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="The API key as a bearer token.")
@@ -426,11 +454,17 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     @app.post("/v1/users/{user}/context", tags=["context"], operation_id="getContext",
               responses={200: {"description": "The view and its trace.", "links": links.CONTEXT}})
     def context(p: Caller, user: UserPath, body: ContextBody, x_agent: AgentHeader = "default") -> S.ContextView:
-        kwargs = {"budget": body.budget, "reserve": body.reserve}
+        kwargs: dict[str, Any] = {"budget": body.budget, "reserve": body.reserve, "memory_k": body.memory_k,
+                                  "episode_k": body.episode_k, "task_id": body.task_id, "tools": body.tools,
+                                  "history": [m.model_dump(exclude_none=True) for m in body.history],
+                                  "evidence": [e if isinstance(e, str) else e.model_dump(exclude_none=True)
+                                               for e in body.evidence],
+                                  "reference": [e.model_dump(exclude_none=True) for e in body.reference]}
         if body.system:
             kwargs["system"] = body.system
         # a reader may look, not write: its views are not stored as traces
-        view = scope_of(p, user, x_agent).context(body.query, persist=p.can("writer"), **kwargs)
+        view = scope_of(p, user, x_agent).context(body.query, persist=p.can("writer"),
+                                                  persist_evidence=p.can("writer"), **kwargs)
         stored = p.can("writer")
         return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id if stored else None,
                 "trace_stored": stored, "trace": view.trace.as_dict()}
@@ -450,7 +484,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         """Preferences are the user's, seen by every agent: a writer key for every agent only."""
         user_wide(p, user, "writer")
         pref = scope_of(p, user, x_agent, "writer").set_preference(key, body.value, based_on=body.based_on,
-                                                                   expires_at=body.expires_at)
+                                                                   expires_at=body.expires_at, trusted=body.trusted)
         return preference_out(pref)
 
     # -- ingest (background extraction) ------------------------------------------------------

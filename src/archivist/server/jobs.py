@@ -84,6 +84,22 @@ class JobRunner:
                 self._ended.pop(jid, None)
         return len(mine)
 
+    def discard_words(self, tenant: str, user: str, quotes: list[str]) -> int:
+        """A fact of the user was forgotten: its words leave every report of the user's jobs
+        (as written, one-lined, escaped or JSON-quoted); returns the reports changed."""
+        from ..storage.rows import redaction_needles
+
+        needles = redaction_needles(quotes)
+        changed = 0
+        with self._lock:
+            for job in self._jobs.values():
+                if (job["tenant"], job["user"]) == (tenant, user) and job.get("report") is not None:
+                    scrubbed = _scrub(job["report"], needles)
+                    if scrubbed != job["report"]:
+                        job["report"] = scrubbed
+                        changed += 1
+        return changed
+
     def shutdown(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
@@ -103,3 +119,16 @@ class JobRunner:
         self._jobs.pop(jid, None)
         self._futures.pop(jid, None)
         self._ended.pop(jid, None)
+
+
+def _scrub(value: Any, needles: list[str]) -> Any:
+    """``value`` (a JSON-ready report) with every needle replaced in every string."""
+    if isinstance(value, str):
+        for needle in needles:
+            value = value.replace(needle, "[forgotten]")
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub(v, needles) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v, needles) for v in value]
+    return value

@@ -49,18 +49,21 @@ import numpy as np
 from ..clock import ensure_utc
 from ..errors import EmbedderMismatch, FactNotFound, SchemaTooNew, StaleWrite, StoreConflict, StoreError, StoreLocked
 from ..index.text import segment_for_index
-from ..model import (INDEXED, AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status,
+from ..model import (INDEXED, AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, Status,
                      TaskState)
 from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_columns
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
+    PROFILE_COLUMNS,
     SUMMARY_COLUMNS,
     Counts,
     api_key_from_row,
     as_time,
     fact_from_row,
     fact_params,
+    profile_section_from_row,
+    profile_section_params,
     index_text,
     iso,
     redaction_needles,
@@ -308,6 +311,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE facts ADD COLUMN role text;
     ALTER TABLE facts ADD COLUMN speaker text;
     CREATE INDEX facts_by_message ON facts (tenant, user_id, agent, message_id);
+    """,
+    # 7: a profile section keeps its sentences and the facts each one states
+    """
+    ALTER TABLE profile_sections ADD COLUMN sentences text NOT NULL DEFAULT '[]';
     """,
 ]
 
@@ -780,18 +787,18 @@ class PostgresStore(Store):
 
     # -- profile and audit --------------------------------------------------------
     def get_profile(self, identity):
-        rows = self._read(identity, "SELECT section, summary, updated_at, source_message_ids FROM profile_sections "
+        rows = self._read(identity, f"SELECT {PROFILE_COLUMNS} FROM profile_sections "
                                     "WHERE tenant = %s AND user_id = %s", (identity.tenant, identity.user))
-        return Profile({s: ProfileSection(s, text, as_time(at), tuple(json.loads(ids))) for s, text, at, ids in rows})
+        return Profile({r[0]: profile_section_from_row(r) for r in rows})
 
     def put_profile_section(self, identity, section):
         with self.transaction():
             self._write(identity,
-                        "INSERT INTO profile_sections VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, section) "
+                        f"INSERT INTO profile_sections (tenant, user_id, {PROFILE_COLUMNS}) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, section) "
                         "DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at, "
-                        "source_message_ids = excluded.source_message_ids",
-                        (identity.tenant, identity.user, section.name, section.summary, _ts(section.updated_at),
-                         json.dumps(list(section.source_message_ids))))
+                        "source_message_ids = excluded.source_message_ids, sentences = excluded.sentences",
+                        profile_section_params(identity, section, _ts))
 
     def record_audit(self, identity, entries):
         if not entries:

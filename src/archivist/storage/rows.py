@@ -104,6 +104,29 @@ def fact_from_row(r: Any) -> Fact:
     )
 
 
+PROFILE_COLUMNS = "section, summary, updated_at, source_message_ids, sentences"
+
+
+def profile_section_from_row(row: Any):
+    """A :class:`~archivist.model.ProfileSection` from :data:`PROFILE_COLUMNS`."""
+    import json
+
+    from ..model import ProfileSection, ProfileSentence
+
+    name, summary, at, ids, sentences = row
+    return ProfileSection(name, summary, as_time(at), tuple(json.loads(ids)),
+                          tuple(ProfileSentence(s["text"], tuple(s["facts"])) for s in json.loads(sentences or "[]")))
+
+
+def profile_section_params(identity: Identity, section: Any, ts: Callable[[datetime | None], Any]) -> tuple:
+    """The row values of a profile section: (tenant, user) and :data:`PROFILE_COLUMNS`."""
+    import json
+
+    sentences = [{"text": s.text, "facts": list(s.facts)} for s in section.sentences]
+    return (identity.tenant, identity.user, section.name, section.summary, ts(section.updated_at),
+            json.dumps(list(section.source_message_ids)), json.dumps(sentences, ensure_ascii=False))
+
+
 SUMMARY_COLUMNS = ("id, thread_id, first_message_id, last_message_id, message_count, payload, cited_fact_ids, "
                    "evidence_id, stale_reason, created_at")
 
@@ -152,11 +175,23 @@ def api_key_from_row(row: Any) -> dict[str, Any]:
 
 
 def redaction_needles(quotes: list[str]) -> list[str]:
-    """What forgetting replaces in free text: each quote as plain text and as JSON
-    string content, longest first; quotes under 4 characters are too short to redact."""
+    """What forgetting replaces in free text, longest first: each quote as written, with
+    its whitespace collapsed (views and excerpts keep one line), HTML-escaped (as a view
+    shows it), as a trace's excerpt (its first characters), and each of those as JSON
+    string content. Quotes under 4 characters are too short to redact."""
     import json
 
-    needles = {n for q in quotes if len(q.strip()) >= 4 for n in (q, json.dumps(q, ensure_ascii=False)[1:-1])}
+    from ..model.folding import EXCERPT_CHARS, excerpt
+
+    forms: set[str] = set()
+    for q in quotes:
+        if len(q.strip()) < 4:
+            continue
+        flat = " ".join(q.split())
+        escaped = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        short = excerpt(q)
+        forms |= {q, flat, escaped, short.removesuffix("…") if len(flat) > EXCERPT_CHARS else short}
+    needles = {n for f in forms if len(f.strip()) >= 4 for n in (f, json.dumps(f, ensure_ascii=False)[1:-1])}
     return sorted(needles, key=len, reverse=True)
 
 

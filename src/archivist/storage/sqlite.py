@@ -40,7 +40,6 @@ from ..model import (
     Identity,
     Preference,
     Profile,
-    ProfileSection,
     INDEXED,
     Status,
     TaskState,
@@ -49,11 +48,14 @@ from .base import KeywordMatch, Progress, Store, cache_keys, graph_vector_column
 from .rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
+    PROFILE_COLUMNS,
     SUMMARY_COLUMNS,
     Counts,
     api_key_from_row,
     fact_from_row,
     fact_params,
+    profile_section_from_row,
+    profile_section_params,
     index_text,
     visible,
     redaction_needles,
@@ -417,6 +419,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE facts ADD COLUMN role TEXT;
     ALTER TABLE facts ADD COLUMN speaker TEXT;
     CREATE INDEX facts_by_message ON facts(tenant, user_id, agent, message_id);
+    """,
+    # 15: a profile section keeps its sentences and the facts each one states
+    """
+    ALTER TABLE profile_sections ADD COLUMN sentences TEXT NOT NULL DEFAULT '[]';
     """,
 ]
 
@@ -817,23 +823,18 @@ class SQLiteStore(Store):
 
     # -- profile ------------------------------------------------------------
     def get_profile(self, identity):
-        rows = self._read(
-            "SELECT section, summary, updated_at, source_message_ids FROM profile_sections "
-            "WHERE tenant = ? AND user_id = ?",
-            (identity.tenant, identity.user),
-        )
-        return Profile(
-            {s: ProfileSection(s, text, parse_time(at), tuple(json.loads(ids))) for s, text, at, ids in rows}
-        )
+        rows = self._read(f"SELECT {PROFILE_COLUMNS} FROM profile_sections WHERE tenant = ? AND user_id = ?",
+                          (identity.tenant, identity.user))
+        return Profile({r[0]: profile_section_from_row(r) for r in rows})
 
     def put_profile_section(self, identity, section):
         with self.transaction():
             self._write(
-                "INSERT INTO profile_sections VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, section) "
-                "DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at, "
-                "source_message_ids = excluded.source_message_ids",
-                (identity.tenant, identity.user, section.name, section.summary, _ts(section.updated_at),
-                 json.dumps(list(section.source_message_ids))),
+                f"INSERT INTO profile_sections (tenant, user_id, {PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tenant, user_id, section) DO UPDATE SET summary = excluded.summary, "
+                "updated_at = excluded.updated_at, source_message_ids = excluded.source_message_ids, "
+                "sentences = excluded.sentences",
+                profile_section_params(identity, section, _ts),
             )
 
     # -- audit ------------------------------------------------------------

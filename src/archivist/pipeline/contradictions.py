@@ -1,0 +1,80 @@
+"""Whether two statements about the user contradict each other. Pure, deterministic.
+
+Two kinds are recognised, in Chinese and English:
+
+* **polarity** — the same statement with and without a negation ("用户喜欢喝咖啡。" /
+  "用户不喜欢喝咖啡。", "The user likes coffee." / "The user doesn't like coffee
+  anymore."), after the subject, "anymore"/"了" and the end mark are set aside;
+* **exclusive states** — statements that cannot both hold of one person (a vegetarian
+  who eats meat every day). The list is short on purpose: an LLM judge
+  (:class:`~archivist.lifecycle.consolidate.PairJudge`) finds the rest.
+
+A contradiction is not settled here: the writer marks both facts disputed and queues
+them for review, the profile keeps the newer sentence, consolidation and the review
+queue decide.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.folding import normalize
+
+_SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
+_EN_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.I)
+_EN_AUX = re.compile(r"\b(?:do|does|did|is|are|am|was|were|ca|can|wo|will)\b", re.I)
+_EN_TAIL = re.compile(r"\b(?:any ?more|any longer|at all)\b|[.!。！]+$", re.I)
+_ZH_NEGATION = re.compile(r"不再|再也不|从不|从来不|并不|并没有|没有|不|没")
+_ZH_TAIL = re.compile(r"了?[。！!.]*$")
+_STEM = re.compile(r"\b(\w{3,}?)(?:es|s|e)\b")  # "likes" / "like", "smokes" / "smoke"
+
+EXCLUSIVE: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\b(?:vegetarian|vegan)\b|吃素|素食"),
+     re.compile(r"\beats?\s+(?:\w+\s+)?(?:meat|beef|pork|steak|chicken)\b|(?:每天|经常|爱|喜欢)吃肉|无肉不欢")),
+    (re.compile(r"\b(?:teetotal(?:er)?|(?:does not|doesn't|never) drinks? alcohol)\b|滴酒不沾|不喝酒"),
+     re.compile(r"\bdrinks?\s+(?:\w+\s+)?(?:beer|wine|whisk(?:e)?y|alcohol)\s+(?:every|each|daily)|每天(?:都)?喝酒")),
+)
+
+
+def _core(text: str) -> tuple[str, bool]:
+    """The statement without its subject, negation and tail, and whether it was negated."""
+    t = _SUBJECT.sub("", normalize(text).strip())
+    if re.search(r"[\u3400-\u9fff]", t):
+        negated = bool(_ZH_NEGATION.search(t))
+        core = _ZH_TAIL.sub("", _ZH_NEGATION.sub("", t))
+        core = re.sub(r"^(?:其实|现在|已经|也|还|都)+", "", core)
+    else:
+        negated = bool(_EN_NEGATION.search(t))
+        core = _EN_TAIL.sub("", _EN_AUX.sub("", _EN_NEGATION.sub(" ", t)))
+        core = _STEM.sub(r"\1", " ".join(core.split()))
+    return re.sub(r"\s+", "", core), negated
+
+
+_CHANGE = re.compile(r"\b(?:any ?more|any longer|no longer|now|actually|these days|stopped|quit|used to)\b|"
+                     r"不再|已经不|再也不|现在|其实|改成|改为|戒了|不.{0,6}了[。！!.]?$", re.I)
+
+
+def states_change(text: str) -> bool:
+    """Whether a statement says that something changed ("I don't like coffee anymore",
+    "我现在不吃辣了"): it then replaces what it contradicts instead of disputing it."""
+    return bool(_CHANGE.search(text))
+
+
+def exclusive(text: str) -> bool:
+    """Whether ``text`` is one side of an exclusive state (it may contradict a fact that
+    shares no word with it)."""
+    folded = normalize(text)
+    return any(x.search(folded) or y.search(folded) for x, y in EXCLUSIVE)
+
+
+def contradicts(a: str, b: str) -> bool:
+    """Whether statements ``a`` and ``b`` cannot both be true of the user."""
+    core_a, neg_a = _core(a)
+    core_b, neg_b = _core(b)
+    if neg_a != neg_b and core_a and core_a == core_b and len(core_a) >= 2:
+        return True
+    fa, fb = normalize(a), normalize(b)
+    return any((x.search(fa) and y.search(fb)) or (y.search(fa) and x.search(fb)) for x, y in EXCLUSIVE)
+
+
+__all__ = ["EXCLUSIVE", "contradicts", "exclusive", "states_change"]
