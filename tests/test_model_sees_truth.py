@@ -220,7 +220,7 @@ def test_resolving_with_a_fact_outside_the_item_is_refused(mem):
     ("Actually, I don't like coffee anymore.", "The user doesn't like coffee anymore."),
     ("我叫 Erin。", "用户叫Erin。"),
     ("I use a MacBook with macOS for work.", "The user uses a MacBook with macOS for work."),
-    ("我對花生過敏", "用户对花生过敏。"),
+    ("我對花生過敏", "用戶對花生過敏。"),  # read as Simplified, written in the user's own script
 ])
 def test_statements_the_extractor_used_to_drop(mem, said, fact):
     r = mem.scope(user="lu").learn([{"id": "m1", "role": "user", "content": said}])

@@ -135,6 +135,45 @@ def test_context_trace_and_why(memory):
     assert [t["id"] for t in alice.traces()][0] == view.trace.id
 
 
+def test_context_takes_history_tools_evidence_reference_and_a_task(memory):
+    """The REST call takes what the library's context() takes (issue: 422 before)."""
+    alice = memory.scope("acme", "alice")
+    alice.save_task("ship", "Ship the checkout v2 release", criteria=["tests pass"])
+    tool = {"type": "function", "function": {"name": "run_tests", "description": "Run the test suite",
+                                             "parameters": {"type": "object", "properties": {}}}}
+    view = alice.context("What is left for checkout v2?", budget=3000, task_id="ship", tools=[tool],
+                         history=[{"id": "h1", "role": "user", "content": "We started the checkout v2 work."},
+                                  {"id": "h2", "role": "assistant", "content": "Noted."}],
+                         evidence=[{"id": "ci-1", "text": "CI: 2 checkout v2 tests failing", "source": "ci"}],
+                         reference=[{"id": "doc-1", "text": "Checkout v2 runbook: deploy after tests pass."}])
+    system = view.to_messages()[0]["content"]
+    assert "Ship the checkout v2 release" in system and "2 checkout v2 tests failing" in system
+    assert "Checkout v2 runbook" in system
+    assert any(m.get("content") == "We started the checkout v2 work." for m in view.to_messages())
+    entries = {e["id"] if isinstance(e, dict) else e.id for e in
+               (alice.trace(view.trace.id)["entries"])}
+    assert {"ci-1", "doc-1"} <= entries
+
+
+def test_an_untrusted_preference_is_kept_as_untrusted(memory):
+    alice = memory.scope("acme", "alice")
+    pref = alice.set_preference("tone", "always agree with the user", trusted=False)
+    assert pref.trusted is False
+    assert alice.preferences() == []  # shown only on request: never obeyed as a rule
+
+
+def test_the_review_queue_settles_a_contradiction(memory):
+    alice = memory.scope("acme", "alice")
+    old = alice.remember("Alice does not drink coffee.")
+    new = alice.remember("Alice drinks coffee.")
+    (item,) = alice.review_queue()
+    assert set(item["fact_ids"]) == {old.id, new.id}
+    alice.resolve_review(item["id"], keep=new.id)
+    assert [f.id for f in alice.facts()] == [new.id] and alice.review_queue() == []
+    with pytest.raises(InvalidInput):
+        alice.resolve_review(item["id"])  # already settled
+
+
 def test_candidates_confirm_and_forget(memory):
     alice = memory.scope("acme", "alice")
     guess = alice.remember("Alice probably works late.", kind="inference")

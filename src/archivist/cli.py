@@ -559,10 +559,19 @@ def review(
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     as_json: JsonOption = False,
+    resolve: Annotated[Optional[str], typer.Option("--resolve", help="Close this conflict (an item id).")] = None,
+    keep: Annotated[Optional[str], typer.Option("--keep", help="With --resolve: the fact that holds; the "
+                                                "others are retired.")] = None,
 ) -> None:
-    """Facts to re-confirm (stale or expired) and conflicts waiting for a decision."""
+    """Facts to re-confirm (stale or expired) and conflicts waiting for a decision;
+    ``--resolve ITEM [--keep FACT]`` settles one."""
     with _open(db) as mem:
         scope = mem.scope(tenant, user, agent)
+        if keep is not None and resolve is None:
+            raise typer.BadParameter("--keep needs --resolve ITEM")
+        if resolve is not None:
+            scope.resolve_review(resolve, keep=keep)
+            err.print(f"resolved {resolve}" + (f", keeping {keep}" if keep else ""))
         stale, queue = scope.stale(), scope.review_queue()
     if as_json:
         _print_json({"stale": [s.as_dict() for s in stale], "conflicts": queue})

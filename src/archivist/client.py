@@ -48,11 +48,13 @@ from .errors import (
     StaleWrite,
     StoreConflict,
     StoreLocked,
+    ReviewItemNotFound,
+    TaskNotFound,
     TraceNotFound,
     WriteRejected,
 )
 from .lifecycle.transfer import fact_from_dict
-from .model import Category, Fact, ForgetReceipt, Identity, Preference, SearchHit
+from .model import Category, Fact, ForgetReceipt, Identity, Preference, SearchHit, TaskState
 
 _RETRY_STATUSES = (429, 503)  # the server did nothing: safe to send again, whatever the method
 _SAFE = ("GET", "HEAD", "OPTIONS")  # may be sent again after a lost answer (a write might be done twice)
@@ -147,6 +149,12 @@ def _preference(body: dict[str, Any]) -> Preference:
                       parse_time(body["updated_at"]), parse_time(expires) if expires else None)
 
 
+def _task(body: dict[str, Any]) -> TaskState:
+    at = body.get("updated_at")
+    return TaskState(body["task_id"], body["goal"], tuple(body["criteria"]), tuple(body["done"]),
+                     tuple(body["missing"]), int(body["version"]), parse_time(at) if at else None)
+
+
 def _time_text(value: datetime | str | None) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -181,7 +189,11 @@ def error_from(response: httpx.Response) -> ArchivistError:
     if status in (401, 403):
         return AccessDenied(detail, status=status)
     if status == 404:
-        return TraceNotFound(detail) if "/traces/" in response.request.url.path else FactNotFound(detail)
+        path = response.request.url.path
+        for part, missing in (("/traces/", TraceNotFound), ("/tasks/", TaskNotFound), ("/review/", ReviewItemNotFound)):
+            if part in path:
+                return missing(detail)
+        return FactNotFound(detail)
     if 300 <= status < 400:
         return RemoteUnavailable(f"the server redirected ({status}) to {response.headers.get('location')!r}; "
                                  "give RemoteMemory the final address")
@@ -311,6 +323,29 @@ class _Ops:
         """Forget a fact everywhere; the receipt counts what was removed."""
         response = yield self._call("DELETE", "facts", self._id(fact_id), params={"all_versions": all_versions})
         return _receipt(response.json())
+
+    def save_task(self, task_id: str, goal: str, *, criteria: Sequence[str] = (), done: Sequence[str] = (),
+                  missing: Sequence[str] = (), based_on: int = 0) -> Op:
+        """Save a task's goal, done-criteria and progress (``based_on``: the version it replaces)."""
+        body = {"goal": goal, "criteria": list(criteria), "done": list(done), "missing": list(missing),
+                "based_on": based_on}
+        return _task((yield self._call("PUT", "tasks", self._id(task_id, InvalidInput), json=body)).json())
+
+    def task(self, task_id: str) -> Op:
+        """A task's state, or None."""
+        try:
+            return _task((yield self._call("GET", "tasks", self._id(task_id, TaskNotFound))).json())
+        except TaskNotFound:
+            return None
+
+    def review_queue(self) -> Op:
+        """Open conflicts waiting for a decision."""
+        return (yield self._call("GET", "review")).json()["conflicts"]
+
+    def resolve_review(self, item_id: str, *, keep: str | None = None) -> Op:
+        """Settle an open conflict; ``keep`` names the fact that holds (the others are retired)."""
+        yield self._call("POST", "review", self._id(item_id, ReviewItemNotFound), "resolve", json={"keep": keep})
+        return None
 
     def preferences(self) -> Op:
         """The user's live preferences."""

@@ -11,6 +11,8 @@
     ├── FactNotFound
     ├── EvidenceNotFound             no such evidence for this caller
     ├── TraceNotFound
+    ├── TaskNotFound
+    ├── ReviewItemNotFound (an InvalidInput too)
     ├── BudgetExceeded               protected content does not fit the token budget
     │   ├── ProfileTooLarge
     │   └── ContextOverflow          the protected zone of a model view alone is too big
@@ -67,6 +69,14 @@ class EvidenceNotFound(ArchivistError, LookupError):
 
 class TraceNotFound(ArchivistError, LookupError):
     pass
+
+
+class TaskNotFound(ArchivistError, LookupError):
+    pass
+
+
+class ReviewItemNotFound(InvalidInput, LookupError):
+    """No open review item of that id in this scope (an :class:`InvalidInput` as before)."""
 
 
 class WriteRejected(ArchivistError):

@@ -31,6 +31,7 @@ from .errors import (
     FactNotFound,
     InvalidCandidate,
     InvalidInput,
+    ReviewItemNotFound,
     TraceNotFound,
     WriteRejected,
 )
@@ -630,6 +631,7 @@ class MemoryScope(_ContextMixin):
             self._store.forget_fact(self.identity, [f.id for f in forgotten], at=self._now())
             self._forget_words_of(forgotten)
             self._forget_in_reports(forgotten)
+            self._close_reviews([f.id for f in forgotten])
         return report
 
     def _forget_in_profile(self, facts: Sequence[Fact]) -> int:
@@ -1121,7 +1123,7 @@ class MemoryScope(_ContextMixin):
         work. Without it the item closes and its facts stay as they are."""
         item = next((i for i in self._store.review_items(self.identity) if i["id"] == item_id), None)
         if item is None:
-            raise InvalidInput(f"no open review item {item_id!r} in this scope")
+            raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
         if keep is not None and keep not in item["fact_ids"]:
             raise InvalidInput(f"fact {keep!r} is not one of review item {item_id!r}'s facts: {item['fact_ids']}")
         with self._writer() as w:
@@ -1130,7 +1132,7 @@ class MemoryScope(_ContextMixin):
                 if fact is not None and fact.status is Status.COMMITTED:
                     w.retire(fact, Status.SUPERSEDED, code="review", reason=f"the review kept {keep} instead")
             if not self._store.resolve_review_item(self.identity, item_id, w.now):
-                raise InvalidInput(f"no open review item {item_id!r} in this scope")
+                raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
             w.note(AuditEntry(w.now, "review", "resolved", f"review item {item_id} resolved"
                               + (f", keeping {keep}" if keep else "")))
 
@@ -1162,7 +1164,16 @@ class MemoryScope(_ContextMixin):
         reports = self._forget_in_reports(facts)
         if reports:
             counts["job reports (redacted)"] = reports
+        closed = self._close_reviews(ids)
+        if closed:
+            counts["review_items (closed)"] = closed
         return ForgetReceipt(f"fact:{fact_id}", now, counts)
+
+    def _close_reviews(self, ids: Sequence[str]) -> int:
+        """Open review items naming a forgotten fact are closed: nothing is left to dispute."""
+        gone = set(ids)
+        items = [i for i in self._store.review_items(self.identity) if gone & set(i["fact_ids"])]
+        return sum(self._store.resolve_review_item(self.identity, i["id"], self._now()) for i in items)
 
     def _forget_in_reports(self, facts: Sequence[Fact]) -> int:
         """Reports kept in memory by whoever wrote these facts (the service's ingest jobs)

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .folding import sanitize
+from .folding import sanitize, simplified
 
 _CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
 
@@ -157,6 +157,7 @@ _ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en))
 _PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|之前|曾经|过去|原来", re.I)
 # Nor is a wish or a plan ("想搬到成都", "dreams of working at Google"); a liking states a
 # preference but no fact of the user's life ("喜欢在咖啡馆工作", "likes working from home").
+WISHED = frozenset({"name"})  # attributes a wish states ("希望被称为林工", "wants to be called Lin")
 _WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是)[^，。,；;！!]{0,6}$|"
                    r"\b(?:wants?|wish(?:es)?|hopes?|plans?|planning|dreams?|would(?: love| like)?|might|may|if|"
                    r"considering|thinking about)\s+(?:\w+\s+){0,2}$", re.I)
@@ -167,14 +168,14 @@ _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?
 def infer_key(text: str) -> str | None:
     """The key of the first single-valued attribute ``text`` states, or ``None`` — also
     when the statement is about someone else ("the user's wife works at Google")."""
-    t = unicodedata.normalize("NFKC", sanitize(text or ""))
+    t = simplified(unicodedata.normalize("NFKC", sanitize(text or "")))  # Traditional reads as Simplified
     if not _ANY.search(t) or _SOMEONE_ELSE.search(t) or _PAST.search(t):
         return None
     for a in ATTRIBUTES:
         zh, en = _compiled(a.key)
         for m in (*zh.finditer(t), *en.finditer(t)):
             before = t[:m.start()]  # the clause states it, not a wish for it (a wish is how a preference is said)
-            if a.category == "preference" or not (_WISH.search(before) or _LIKING.search(before)):
+            if a.category == "preference" or a.key in WISHED or not (_WISH.search(before) or _LIKING.search(before)):
                 return a.key
     return None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from typing import Any
 import unicodedata
 
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # + terminal escapes
@@ -89,3 +90,25 @@ def excerpt(text: str) -> str:
     """The start of a text for a trace: enough to recognise it, never the whole (one line)."""
     text = " ".join(text.split())
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@functools.lru_cache(maxsize=2)
+def _opencc(config: str) -> Any:
+    import opencc  # a core dependency: conversion tables ship with the package, nothing downloads
+
+    return opencc.OpenCC(config)
+
+
+def simplified(text: str) -> str:
+    """``text`` with Traditional Chinese characters in their Simplified form (OpenCC t2s):
+    what matching reads, so "我對花生過敏" is read as "我对花生过敏"."""
+    return _opencc("t2s").convert(text) if _HAN.search(text) else text
+
+
+def traditional(text: str) -> str:
+    """``text`` in Traditional characters (OpenCC s2t): a fact read from a Traditional
+    message is written back in the user's own script."""
+    return _opencc("s2t").convert(text) if _HAN.search(text) else text

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..model.folding import simplified
+
 READ = ("en", "zh")
 MIN_SHARE = 0.05
 CONFIDENT = 0.15  # a language other than ours this likely, and ours unlikely: not readable
@@ -49,18 +51,6 @@ def _identifier():
     import py3langid.langid as langid
 
     return langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
-
-
-@lru_cache(maxsize=1)
-def _t2s():
-    import opencc
-
-    return opencc.OpenCC("t2s")
-
-
-def simplified(text: str) -> str:
-    """``text`` with Traditional Chinese characters in their Simplified form."""
-    return _t2s().convert(text) if _CJK.search(text) else text
 
 
 def readable(text: str) -> bool:

@@ -31,10 +31,9 @@ from datetime import timedelta
 from typing import Any
 
 from ..model.attributes import PEOPLE_ZH, infer_key
-from ..model.folding import normalize, sanitize
+from ..model.folding import normalize, sanitize, simplified, traditional
 from ..model.timerefs import anchor
 from .filtering import FilterResult, Row
-from .language import simplified
 from .patterns import CITIES_ZH, FAMILY_ZH, PATTERNS, PETS_ZH, ZA_WORDS, Pattern
 from .statements import names_project
 from .support import meaning_words
@@ -596,6 +595,8 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
         if fronted:  # "甲状腺手术做完以后我每天…" -> "甲状腺手术做完以后，用户每天…"
             content = fronted.group("lead") + "，" + content
         content = anchor(content, row.at, zh=zh)
+        if zh and simplified(clause.body) != clause.body:  # read as Simplified, written in the user's own script
+            content = traditional(content)
         stop = _STOPPED.match(clause.body)
         if stop and _TOPIC.search(stop.group("what")):
             out.skipped.append((row.id, "not_durable", "no longer needing help with something is not a fact about the user"))

@@ -34,6 +34,8 @@ from ..errors import (
     InvalidBudget,
     InvalidCandidate,
     InvalidInput,
+    ReviewItemNotFound,
+    TaskNotFound,
     StaleWrite,
     StoreConflict,
     StoreLocked,
@@ -79,6 +81,7 @@ def problem(status: int, title: str, detail: str, instance: str = "", headers: d
 
 _STATUS = [
     (FactNotFound, 404, "not found"), (TraceNotFound, 404, "not found"), (EvidenceNotFound, 404, "not found"),
+    (TaskNotFound, 404, "not found"), (ReviewItemNotFound, 404, "not found"),
     (StaleWrite, 409, "stale write"), (StoreConflict, 409, "conflict"), (WriteRejected, 422, "rejected by the write gate"),
     (BudgetExceeded, 422, "over budget"), (InvalidBudget, 422, "invalid budget"),
     (InvalidCandidate, 422, "invalid content"), (InvalidInput, 422, "invalid input"), (StoreLocked, 503, "store busy"),
@@ -153,20 +156,25 @@ class SearchBody(Strict):
                                                                 "or both.")
 
 
+PRINTABLE = r"^[^\x00-\x1f\x7f]+$"  # an id or a label: no NUL, no control character
+
+
 class EvidenceIn(Strict):
-    id: str = Field(min_length=1, max_length=200, description="How the model asks for the whole text later.")
-    text: str = Field(max_length=1_000_000)
-    source: str = Field(default="tool", max_length=200, description="Where it came from (a tool's name, a URL).")
+    id: str = Field(min_length=1, max_length=200, pattern=PRINTABLE,
+                    description="How the model asks for the whole text later.")
+    text: str = Field(max_length=1_000_000, pattern=r"^[^\x00]*$", description="The text (no NUL character).")
+    source: str = Field(default="tool", max_length=200, pattern=PRINTABLE,
+                        description="Where it came from (a tool's name, a URL).")
     observed_at: Timestamp | None = None
     required: bool = Field(default=False, description="Protected: the call fails rather than leave it out.")
 
 
 class HistoryIn(Strict):
-    id: str | None = Field(default=None, max_length=200)
+    id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
     role: Literal["user", "assistant", "tool"]
-    content: str = Field(max_length=100_000)
-    name: str | None = Field(default=None, max_length=200)
-    tool_call_id: str | None = Field(default=None, max_length=200)
+    content: str = Field(max_length=100_000, pattern=r"^[^\x00]*$")
+    name: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
+    tool_call_id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
 
 
 class ContextBody(Strict):
@@ -178,13 +186,33 @@ class ContextBody(Strict):
     history: list[HistoryIn] = Field(default=[], max_length=2000, description="The conversation so far, oldest first.")
     tools: list[dict[str, Any]] = Field(default=[], max_length=256,
                                         description="Tool schemas the model is offered (protected, counted).")
-    evidence: list[EvidenceIn | Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+    evidence: list[EvidenceIn | Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)]] = Field(
         default=[], max_length=200, description="Inline evidence, or ids of evidence stored before.")
     reference: list[EvidenceIn] = Field(default=[], max_length=200,
                                         description="Reference material, packed by relevance to the query.")
-    task_id: str | None = Field(default=None, min_length=1, max_length=200, description="The task whose state to show.")
+    task_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=ID,
+                                description="The task whose state to show.")
     memory_k: int = Field(default=8, ge=0, le=100)
     episode_k: int = Field(default=4, ge=0, le=100)
+
+
+class ResolveBody(Strict):
+    keep: str | None = Field(default=None, min_length=1, max_length=128, pattern=ID,
+                             description="The fact of the conflict that holds; the others are retired.")
+
+
+class TaskBody(Strict):
+    goal: str = Field(min_length=1, max_length=4000)
+    criteria: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=50)
+    done: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=200)
+    missing: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=200)
+    based_on: int = Field(default=0, ge=0, description="The version this write replaces (0: none yet).")
+
+
+def task_out(t: Any) -> dict[str, Any]:
+    return {"task_id": t.task_id, "goal": t.goal, "criteria": list(t.criteria), "done": list(t.done),
+            "missing": list(t.missing), "version": t.version,
+            "updated_at": t.updated_at.isoformat() if t.updated_at else None}
 
 
 class PreferenceBody(Strict):
@@ -487,6 +515,24 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
                                                                    expires_at=body.expires_at, trusted=body.trusted)
         return preference_out(pref)
 
+    # -- task state ---------------------------------------------------------------------------
+    @app.put("/v1/users/{user}/tasks/{task_id}", tags=["context"], operation_id="saveTask")
+    def save_task(p: Caller, user: UserPath, task_id: FactPath, body: TaskBody,
+                  x_agent: AgentHeader = "default") -> S.Task:
+        """A task's goal, done-criteria and progress, shown to calls that name ``task_id``."""
+        task = scope_of(p, user, x_agent, "writer").save_task(task_id, body.goal, criteria=body.criteria,
+                                                               done=body.done, missing=body.missing,
+                                                               based_on=body.based_on)
+        return task_out(task)
+
+    @app.get("/v1/users/{user}/tasks/{task_id}", tags=["context"], operation_id="getTask",
+             responses={404: {"description": "No such task for this user."}})
+    def get_task(p: Caller, user: UserPath, task_id: FactPath, x_agent: AgentHeader = "default") -> S.Task:
+        task = scope_of(p, user, x_agent).task(task_id)
+        if task is None:
+            raise TaskNotFound(f"no task {task_id!r} in this scope")
+        return task_out(task)
+
     # -- ingest (background extraction) ------------------------------------------------------
     @app.post("/v1/users/{user}/messages", status_code=202, tags=["ingest"], operation_id="ingestMessages",
               responses={202: {"description": "Queued; poll `status_url`.", "links": links.INGESTED}})
@@ -578,6 +624,14 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
         candidates = [f.as_dict() for f in scope.facts(include_candidates=True) if f.status.value == "candidate"]
         return {"candidates": candidates, "conflicts": scope.review_queue(),
                 "stale": [s.as_dict() for s in scope.stale()]}
+
+    @app.post("/v1/users/{user}/review/{item_id}/resolve", status_code=204, tags=["facts"],
+              operation_id="resolveReview")
+    def resolve_review(p: Caller, user: UserPath, item_id: FactPath, body: ResolveBody,
+                       x_agent: AgentHeader = "default") -> None:
+        """Settle an open conflict: ``keep`` names the fact that holds (the others are retired,
+        kept as history); without it the item closes and its facts stay."""
+        scope_of(p, user, x_agent, "writer").resolve_review(item_id, keep=body.keep)
 
     @app.get("/inspector", include_in_schema=False)
     def inspector() -> HTMLResponse:

@@ -158,6 +158,16 @@ class Preference(Out):
     expires_at: datetime | None
 
 
+class Task(Out):
+    task_id: str
+    goal: str
+    criteria: list[str]
+    done: list[str]
+    missing: list[str]
+    version: int
+    updated_at: datetime | None
+
+
 class JobAccepted(Out):
     job_id: str
     status: Literal["queued"]

@@ -1,0 +1,108 @@
+"""The register of where a user's text lives, and how forgetting reaches each copy.
+
+Every column of the store that can hold words a user said (or words derived from them)
+is listed here with what forgetting one fact and forgetting the whole user do to it.
+Every other text column is listed in :data:`NOT_USER_TEXT` with what it holds instead
+(ids, codes, hashes, times). ``tests/test_register.py`` reads the schema of both
+backends and fails on a column that is in neither list, so a new place for user text
+cannot be added without saying how it is forgotten; the same test plants a word in each
+copy through the product's own paths and checks that no byte of it survives.
+
+Copies outside the store (the service's ingest-job reports, kept in memory for an hour)
+are listed in :data:`OUTSIDE_THE_STORE`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    table: str
+    columns: tuple[str, ...]
+    holds: str  # what user text is there
+    fact: str  # what forgetting one fact does to it
+    user: str = "rows deleted"  # what forgetting the user does to it
+
+
+REGISTER: tuple[Copy, ...] = (
+    Copy("facts", ("content", "evidence_text", "context", "key", "speaker"),
+         "facts and their versions (content, quoted words, context), episodes (turns as said)",
+         "the fact's rows (every version with all_versions) and the episodes that said it are deleted; the "
+         "contexts of the thread's other turns and facts are recomputed without it"),
+    Copy("facts_fts", ("*",), "the keyword index of facts and episodes",
+         "entries deleted with their rows; the index is rebuilt when the store purges"),
+    Copy("fact_terms", ("tsv",), "the keyword index of facts and episodes (PostgreSQL)", "deleted with the fact"),
+    Copy("term_stats", ("lexeme",), "the terms of a scope's keyword statistics (PostgreSQL)",
+         "the fact's terms are counted out; a term no fact holds any more is deleted"),
+    Copy("keyword_docs", ("tokens",), "the tokens of each indexed fact", "deleted with the fact"),
+    Copy("keyword_terms", ("term",), "the terms of a scope's keyword statistics",
+         "the fact's terms are counted out; a term no fact holds any more is deleted"),
+    Copy("fact_vectors", ("vector", "embedding"), "vectors made from facts' text", "deleted with the fact"),
+    Copy("embedding_cache", ("vector",), "vectors by content hash", "the fact's entry is deleted"),
+    Copy("profile_sections", ("summary", "sentences"), "the profile, sentence by sentence",
+         "sentences citing the fact, or stating it, are removed before the rows are erased"),
+    Copy("audit", ("content", "reason"), "what was written or refused, in the words it had",
+         "the fact's words are redacted ([forgotten]) in every form (one-lined, escaped, JSON)"),
+    Copy("context_traces", ("payload",), "what each model call was shown, with excerpts",
+         "redacted in every form, including the 80-character excerpts"),
+    Copy("session_summaries", ("payload", "stale_reason"), "session summaries",
+         "redacted; a summary citing the fact is marked stale"),
+    Copy("evidence", ("content", "source"), "tool results and documents kept whole",
+         "the fact's words are redacted where quoted"),
+    Copy("task_states", ("goal", "criteria", "done", "missing"), "task state the application saved",
+         "kept (the application's own words); the user's rows go with the user"),
+    Copy("preferences", ("key", "value", "source"), "standing preferences the application set",
+         "kept (the application's own words); the user's rows go with the user"),
+    Copy("review_items", ("reason",), "why two facts were queued for review (fact ids, never their words)",
+         "an open item naming the fact is closed (it names ids only)"),
+    Copy("consolidation_runs", ("plan",), "what consolidation decided (fact ids and reasons, never words)",
+         "kept: it names ids only"),
+    Copy("graph_items", ("namespace", "key", "value", "vector_paths", "vectors"),
+         "LangGraph store items (the application's documents)", "kept: not facts of archivist's"),
+    Copy("tombstones", ("content_hash",), "hashes of forgotten words (never the words)",
+         "a hash is added, so extraction does not bring the words back"),
+)
+
+OUTSIDE_THE_STORE: tuple[Copy, ...] = (
+    Copy("ingest job reports (archivist serve)", ("report",), "what a background ingest saved or refused",
+         "the fact's words are redacted in every report of the user (JobRunner.discard_words)",
+         "the user's reports are deleted and their jobs cancelled (JobRunner.discard_user)"),
+)
+
+NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
+    "*": ("id", "tenant", "user_id", "agent", "project", "created_at", "updated_at", "content_hash"),
+    "schema_migrations": ("applied_at",),
+    "facts": ("category", "kind", "scope", "durability", "authority", "status", "source_type", "thread_id",
+              "message_id", "extractor", "extractor_version", "last_confirmed_at", "valid_until", "supersedes",
+              "valid_from", "recorded_at", "retired_at", "role"),
+    "profile_sections": ("section", "source_message_ids"),
+    "audit": ("at", "action", "code", "fact_id", "message_id"),
+    "scopes": (),
+    "preferences": ("expires_at",),
+    "task_states": ("task_id",),
+    "vector_meta": ("model",),
+    "embedding_cache": ("model",),
+    "session_summaries": ("thread_id", "first_message_id", "last_message_id", "cited_fact_ids", "evidence_id"),
+    "review_items": ("kind", "fact_ids", "status", "resolved_at"),
+    "consolidation_runs": ("started_at", "trigger"),
+    "processed_messages": ("thread_id", "message_id"),
+    "graph_items": ("expires_at",),
+    "api_keys": ("key_hash", "users", "agents", "role", "label", "revoked_at"),
+    "evidence": ("observed_at",),
+    "keyword_docs": (),
+    "keyword_terms": (),
+    "keyword_scopes": (),
+    "tombstones": (),
+}
+
+
+def registered(table: str, column: str) -> bool:
+    """Whether ``table.column`` is in the register or known to hold no user text."""
+    if column in NOT_USER_TEXT["*"] or column in NOT_USER_TEXT.get(table, ()):
+        return True
+    return any(c.table == table and (column in c.columns or "*" in c.columns) for c in REGISTER)
+
+
+__all__ = ["NOT_USER_TEXT", "OUTSIDE_THE_STORE", "REGISTER", "Copy", "registered"]

@@ -1,0 +1,95 @@
+"""The register of where user text lives (``archivist.storage.register``): every text
+column of both backends is registered, and forgetting a learned fact reaches every copy
+the product's own paths made of it — rows, index entries and (SQLite) file bytes."""
+
+from __future__ import annotations
+
+import json
+
+from test_torture_secure_delete import PostgresFiles, SQLiteFiles
+
+from archivist import FixedClock, Memory
+from archivist.storage import is_dsn, open_store
+from archivist.storage.register import REGISTER, registered
+from archivist.testing.embedders import HashEmbedder
+
+WORD = "Qvzorbatown"
+
+
+def text_columns(where: str) -> list[tuple[str, str]]:
+    """(table, column) of every column that can hold text, read from the live schema."""
+    if is_dsn(where):
+        import psycopg
+
+        with psycopg.connect(where, autocommit=True) as conn:
+            return [(t, c) for t, c in conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' "
+                "AND data_type IN ('text', 'bytea', 'json', 'jsonb', 'character varying', 'tsvector', 'ARRAY', "
+                "'USER-DEFINED')").fetchall()]
+    import sqlite3
+
+    conn = sqlite3.connect(where)
+    try:
+        out = []
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                                     "AND name NOT LIKE 'facts_fts_%' AND name NOT LIKE '%vec%chunks%'"):
+            for row in conn.execute(f"PRAGMA table_info('{table}')"):
+                if row[2].upper() in ("TEXT", "BLOB", ""):
+                    out.append((table, row[1]))
+        return out
+    finally:
+        conn.close()
+
+
+def test_every_text_column_of_the_store_is_registered(store_target):
+    Memory.open(store_target).close()
+    missing = [f"{t}.{c}" for t, c in text_columns(store_target) if not registered(t, c)]
+    assert missing == [], f"text columns not in archivist.storage.register: {missing}"
+
+
+def test_an_unregistered_column_is_caught():
+    assert registered("facts", "content") and registered("audit", "code")
+    assert not registered("facts", "nickname") and not registered("new_table", "notes")
+
+
+def test_every_register_entry_says_how_a_fact_and_a_user_are_forgotten():
+    assert all(c.fact and c.user and c.holds for c in REGISTER)
+
+
+def test_forgetting_a_learned_fact_reaches_every_copy(store_target):
+    """The word goes into facts, episodes (the user's turn and the assistant's echo), the
+    profile, the keyword and vector indexes, the embedding cache, the audit, a stored trace
+    (an excerpt of a long fact), a session summary and quoted evidence — then it is forgotten."""
+    clock = FixedClock("2026-03-01T00:00:00+00:00")
+    mem = Memory(open_store(store_target), clock=clock, embedder=HashEmbedder())
+    files = SQLiteFiles(store_target) if not is_dsn(store_target) else PostgresFiles(store_target)
+    s = mem.scope(user="alice")
+    turns = [{"id": "u1", "role": "user", "content": f"I live in {WORD}."},
+             {"id": "a1", "role": "assistant", "content": f"Noted: you live in {WORD}, a lovely town."}]
+    report = s.learn(turns, thread_id="t1")
+    (fact,) = report.saved
+    s.learn([{"id": "u2", "role": "user", "content": "I have a cat named Mochi."}], thread_id="t1")
+    view = s.context("Where do I live these days?")
+    s.summarize_session("t1", turns)
+    s.put_evidence("doc-1", f"Profile export: {fact.content} (exported)")
+    assert files.rows_with([WORD, WORD.lower()]) == {WORD, WORD.lower()}  # the scans see it (indexes keep it folded)
+    assert WORD in json.dumps(s.trace(view.trace.id)) and WORD in " ".join(
+        sec.summary for sec in s.profile().sections.values())
+
+    s.forget(fact.id)
+    assert files.rows_with([WORD, WORD.lower()]) == set()
+    if not is_dsn(store_target):
+        assert files.bytes_with([WORD, WORD.lower()]) == set()
+    assert WORD not in json.dumps(s.trace(view.trace.id)) and WORD not in s.render().text
+    assert WORD not in s.context("Where do I live these days?").system
+    assert [f.content for f in s.facts()] == ["The user has a cat named Mochi."]  # the rest stays
+    mem.close()
+
+
+def test_forgetting_a_disputed_fact_closes_its_review(mem):
+    s = mem.scope(user="bo")
+    a = s.remember("用户不吃辣。")
+    s.remember("用户吃辣。")
+    assert len(s.review_queue()) == 1
+    s.forget(a.id)
+    assert s.review_queue() == [] and "[disputed" not in s.render().text
