@@ -68,8 +68,10 @@ def test_the_profile_follows_a_superseded_and_an_ended_fact(store_target, clock)
     top = s.profile().get("top_of_mind").summary
     assert "Rust" in top and "Agent" not in top  # top of mind replaces what ended
     s.learn([{"id": "m3", "role": "user", "content": "我住在杭州。"}])
+    s.learn([{"id": "m5", "role": "user", "content": "我在杭州做前端开发。"}])  # where the user works, not an employer
+    assert "杭州做前端开发" in s.profile().get("work_context").summary
     s.learn([{"id": "m4", "role": "user", "content": "我已经搬到上海了。"}])
-    assert "上海" in _said(s) and "杭州" not in _said(s)
+    assert "上海" in _said(s) and "杭州" not in _said(s)  # the work section follows the move too
     mem.close()
 
 
@@ -220,6 +222,7 @@ def test_resolving_with_a_fact_outside_the_item_is_refused(mem):
     ("Actually, I don't like coffee anymore.", "The user doesn't like coffee anymore."),
     ("我叫 Erin。", "用户叫Erin。"),
     ("I use a MacBook with macOS for work.", "The user uses a MacBook with macOS for work."),
+    ("我用的是 macOS。", "用户用的是 macOS。"),
     ("我對花生過敏", "用戶對花生過敏。"),  # read as Simplified, written in the user's own script
 ])
 def test_statements_the_extractor_used_to_drop(mem, said, fact):

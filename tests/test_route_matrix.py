@@ -35,6 +35,9 @@ RULES = {
     ("GET", "/v1/users/{user}/traces/{trace_id}/why"): ("reader", False),
     ("GET", "/v1/users/{user}/consolidation-runs"): ("reader", False),
     ("GET", "/v1/users/{user}/review"): ("reader", False),
+    ("POST", "/v1/users/{user}/review/{item_id}/resolve"): ("writer", False),
+    ("PUT", "/v1/users/{user}/tasks/{task_id}"): ("writer", False),
+    ("GET", "/v1/users/{user}/tasks/{task_id}"): ("reader", False),
     ("GET", "/inspector"): (None, False),
     ("GET", "/healthz"): (None, False),
 }
@@ -43,6 +46,8 @@ BODIES = {
     ("POST", "/v1/users/{user}/search"): {"query": "tea"},
     ("POST", "/v1/users/{user}/context"): {"query": "tea?", "budget": 1000},
     ("PUT", "/v1/users/{user}/preferences/{key}"): {"value": "en"},
+    ("POST", "/v1/users/{user}/review/{item_id}/resolve"): {},
+    ("PUT", "/v1/users/{user}/tasks/{task_id}"): {"goal": "ship the release"},
     ("POST", "/v1/users/{user}/messages"): {"messages": [{"id": "m1", "role": "user", "content": "hi"}]},
 }
 QUERIES = {("GET", "/v1/users/{user}/traces/{trace_id}/why"): {"subject": "tea"}}
@@ -79,9 +84,15 @@ def world():
 
 def _ids(mem):
     alice = mem.scope("acme", "alice", "a1")
-    fact = alice.remember(f"The user collects acmeonly tea stamps, note {len(alice.facts())}.")
+    n = len(alice.facts())
+    fact = alice.remember(f"The user collects acmeonly tea stamps, note {n}.")
     view = alice.context("tea stamps?", budget=1000)
-    return {"user": "alice", "fact_id": fact.id, "trace_id": view.trace.id, "key": "lang", "job_id": "nojob"}
+    alice.remember(f"The user does not collect acmeonly tea stamps, note {n}.")  # a conflict to review
+    item = next(i for i in alice.review_queue() if fact.id in i["fact_ids"])
+    alice.save_task("t-acme", "the acmeonly release", based_on=(alice.task("t-acme").version if alice.task("t-acme")
+                                                                 else 0))
+    return {"user": "alice", "fact_id": fact.id, "trace_id": view.trace.id, "key": "lang", "job_id": "nojob",
+            "item_id": item["id"], "task_id": "t-acme"}
 
 
 def _expected(rule, shape, path) -> bool:
@@ -116,7 +127,8 @@ def test_every_route_under_every_key_shape(world, route):
                 assert r.status_code in (403, 404), (shape[0], r.status_code, r.text)
             if shape[1] != "acme":  # another tenant: never this tenant's rows, not even their existence
                 assert "acmeonly" not in r.text  # (ids the caller sent may be echoed in a 404; nothing else)
-                if allowed and ("{fact_id}" in path or "{trace_id}" in path):
+                if allowed and ("{fact_id}" in path or "{trace_id}" in path or "{item_id}" in path
+                                or ("{task_id}" in path and method == "GET")):
                     assert r.status_code == 404, (shape[0], r.status_code, r.text)
             if RULES[route][0] is not None:
                 anonymous = c.request(method, url, json=BODIES.get(route), params=QUERIES.get(route))

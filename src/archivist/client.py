@@ -347,9 +347,10 @@ class _Ops:
         yield self._call("POST", "review", self._id(item_id, ReviewItemNotFound), "resolve", json={"keep": keep})
         return None
 
-    def preferences(self) -> Op:
-        """The user's live preferences."""
-        return [_preference(p) for p in (yield self._call("GET", "preferences")).json()]
+    def preferences(self, *, include_untrusted: bool = False) -> Op:
+        """The user's live preferences (trusted ones only, as the library lists them, unless asked)."""
+        return [_preference(p) for p in (yield self._call("GET", "preferences",
+                                                          params={"include_untrusted": include_untrusted})).json()]
 
     def set_preference(self, key: str, value: str, *, based_on: int = 0, trusted: bool = True,
                        expires_at: datetime | str | None = None) -> Op:

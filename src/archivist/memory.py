@@ -39,6 +39,7 @@ from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quo
 from .index.entities import entities
 from .index.text import query_terms
 from .model import cache_key, compact, content_hash
+from .model.folding import simplified, traditional
 from .lifecycle.profile import cite_sentences, read_profile, settle_stored as settle_profile, without, written
 from .lifecycle.sessions import SessionSummary
 from .model import (
@@ -649,8 +650,9 @@ class MemoryScope(_ContextMixin):
 
     def _forget_words_of(self, facts: Sequence[Fact]) -> ForgetReceipt | None:
         """Forget the episodes that said ``facts``: the turns they were extracted from (of
-        their own thread), and turns that repeat one of them (the assistant's "noted: you
-        live in Hangzhou")."""
+        their own thread), the assistant's reply right after such a turn when it names a
+        word of the fact ("Oh nice, Qvzorbatown is beautiful in spring!"), and turns that
+        repeat most of one of them (the assistant's "noted: you live in Hangzhou")."""
         ids: dict[str, None] = {}
         said = {(f.provenance.thread_id, f.provenance.message_id) for f in facts
                 if f.provenance.message_id and not f.is_episode}
@@ -658,6 +660,18 @@ class MemoryScope(_ContextMixin):
                                         message_ids=sorted({m for _, m in said})):
             if (e.provenance.thread_id, e.provenance.message_id) in said:
                 ids[e.id] = None
+        for thread, message in said:  # the reply right after the source turn that names what it said
+            words = {t for f in facts if (f.provenance.thread_id, f.provenance.message_id) == (thread, message)
+                     for t in query_terms(f.provenance.evidence_text or f.content) if len(t) > 1}
+            turns = [e for e in reversed(self._store.list_facts(self.identity, statuses=(Status.EPISODE,),
+                                                                 thread_id=thread))
+                     if e.provenance.thread_id == thread]
+            at = next((i for i, e in enumerate(turns) if e.provenance.message_id == message), None)
+            for e in turns[at + 1:] if at is not None else ():
+                if e.role != "assistant":
+                    break
+                if words & set(query_terms(e.content)):  # "Oh nice, Qvzorbatown is beautiful in spring!"
+                    ids[e.id] = None
         now = self._now()
         for fact in facts:
             quote = fact.provenance.evidence_text or fact.content
@@ -974,8 +988,8 @@ class MemoryScope(_ContextMixin):
     def _apply_profile(self, w: Writer, updates: Iterable[Any], evidence: FilterResult | None,
                        report: ApplyReport) -> None:
         """Write profile updates. From a conversation, each sentence cites the live facts it
-        states (else those saved from the messages it rests on) and one no fact backs is
-        left out: the profile is a projection of the facts (:mod:`archivist.lifecycle.profile`).
+        states, and one with a clause no fact backs is left out: the profile is a projection
+        of the facts (:mod:`archivist.lifecycle.profile`).
         The application's own summary cites nothing and replaces its section."""
         live: list[Fact] | None = None
         for raw in updates:
@@ -997,14 +1011,15 @@ class MemoryScope(_ContextMixin):
                 if live is None:
                     live = [f for f in self._store.list_facts(self.identity, live_at=w.now)
                             if f.scope is FactScope.USER]
-                saved = [f for f in (*report.saved, *report.duplicate_of)
-                         if f is not None and f.provenance.message_id in update.source_message_ids]
-                cited = cite_sentences(update.summary, live, saved)
+                cited, unbacked = cite_sentences(update.summary, [*live, *report.saved])
                 if not cited:
                     why = Rejection("profile_unbacked", "no live fact states what this profile update says")
                     report.rejected.append((raw, why))
                     w.refuse(why)
                     continue
+                if unbacked:
+                    report.warnings.append(f"profile {update.section}: {len(unbacked)} sentences no live fact "
+                                           "states were left out")
             w.profile(written(old, update.section, update.summary, w.now, cited=cited,
                               source_message_ids=update.source_message_ids))
             report.profile_updated.append(update.section)
@@ -1127,12 +1142,12 @@ class MemoryScope(_ContextMixin):
         if keep is not None and keep not in item["fact_ids"]:
             raise InvalidInput(f"fact {keep!r} is not one of review item {item_id!r}'s facts: {item['fact_ids']}")
         with self._writer() as w:
+            if not self._store.resolve_review_item(self.identity, item_id, w.now):
+                raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
             for other in (i for i in item["fact_ids"] if keep is not None and i != keep):
                 fact = self._store.get_fact(self.identity, other)
                 if fact is not None and fact.status is Status.COMMITTED:
                     w.retire(fact, Status.SUPERSEDED, code="review", reason=f"the review kept {keep} instead")
-            if not self._store.resolve_review_item(self.identity, item_id, w.now):
-                raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
             w.note(AuditEntry(w.now, "review", "resolved", f"review item {item_id} resolved"
                               + (f", keeping {keep}" if keep else "")))
 
@@ -1225,6 +1240,8 @@ class MemoryScope(_ContextMixin):
         wanted = k + min(k, 10) if len(statuses) > 1 else k
         now = self._now()
         terms = query_terms(query)
+        for form in {simplified(query), traditional(query)} - {query}:  # "我的貓" finds "猫", and the other way
+            terms += [t for t in query_terms(form) if t not in terms]
         if mode == "keyword":
             if not terms:
                 return []

@@ -144,11 +144,12 @@ class Writer:
             if decision.action is Action.SUPERSEDE:
                 for old in (decision.existing, *decision.retires):
                     self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
+                    self._close_conflicts(old.id)
             self.store.insert_fact(fact)
             if fact.status is Status.COMMITTED:
                 self.committed.append(fact)
         self._log(_entry(self.now, decision, c, fact))
-        if fact is not None and fact.status is Status.COMMITTED and not fact.key:
+        if fact is not None and fact.status is Status.COMMITTED:
             self._settle_contradictions(fact, c.evidence_text or c.content)
         return decision, fact
 
@@ -165,7 +166,8 @@ class Writer:
         seen: set[str] = set()
         for old in near:
             if old.id in seen or old.id == fact.id or old.identity.project != fact.identity.project or \
-                    old.status is not Status.COMMITTED or not contradicts(old.content, fact.content):
+                    (fact.key and old.key == fact.key) or old.status is not Status.COMMITTED or \
+                    not contradicts(old.content, fact.content):
                 continue
             seen.add(old.id)
             if states_change(said) or states_change(fact.content):
@@ -189,9 +191,16 @@ class Writer:
                message_id: str | None = None, action: str = "retire", keep_text: bool = True) -> Fact:
         retired = fact.retired(status, self.now, valid_to=valid_to)
         self.store.update_fact(retired)
+        self._close_conflicts(fact.id)
         self._log(AuditEntry(self.now, action, code, reason, fact.id, content_hash(fact.content),
                              fact.content if keep_text else None, message_id), fact.identity)
         return retired
+
+    def _close_conflicts(self, fact_id: str) -> None:
+        """A conflict a retired fact was in is settled: one side is gone."""
+        for item in self.store.review_items(self.identity):
+            if item["kind"] == "conflict" and fact_id in item["fact_ids"]:
+                self.store.resolve_review_item(self.identity, item["id"], self.now)
 
     def reinforce(self, fact: Fact, *, message_id: str | None) -> Fact:
         """Restated by the user: the confirmation time moves, never the confidence."""

@@ -132,13 +132,14 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         items = [preference_item(p, identity) for p in store.get_preferences(identity)]
         stated = store.list_facts(identity, live_at=now, category=Category.PREFERENCE, limit=PREFERENCE_FACTS)
         if stated:  # what the profile already says is not said twice
-            profiled = " ".join(s.summary for s in the_profile().sections.values())
-            stated = [f for f in stated if f.content not in profiled]
+            shown = the_profile().cited
+            stated = [f for f in stated if f.id not in shown]
+        disputed = open_conflicts(store, identity) if stated else {}
         for rank, fact in enumerate(stated):
-            items.append(Item("preferences", fact.id, "memory:preference", f"- {escape(fact.content)}",
+            items.append(Item("preferences", fact.id, "memory:preference", fact_line(fact, disputed),
                               score=0.5 - rank / 1000, owner=fact.identity, expires_at=fact.valid_until,
                               confidence=fact.confidence,
-                              meta={"key": fact.key, "value": fact.content, "content": fact.content}))
+                              meta={"key": fact.key, "value": fact.content} | memory_meta(fact, disputed)))
         return items
 
     @lru_cache(maxsize=1)

@@ -13,9 +13,9 @@ Where a sentence's facts come from:
 
 * the offline extractor writes a section as its facts' own sentences — each cites the
   fact it is;
-* an LLM writes a section in its own words — each sentence cites the facts it shares
-  most of its meaning words with, else the facts saved from the messages the update
-  cites; a sentence no live fact backs is not kept (:func:`cite_sentences`);
+* an LLM writes a section in its own words — each clause of each sentence must share
+  most of its meaning words with a live fact, and the sentence cites those facts; a
+  sentence with a clause no live fact backs is left out (:func:`cite_sentences`);
 * the trusted application (``update_profile``) writes sentences that cite nothing and
   rest on the application's word alone; they stay until it rewrites the section, and
   forgetting a fact still takes out any such sentence that repeats it.
@@ -49,26 +49,39 @@ def _meaning(text: str) -> set[str]:
 
 
 def states(sentence: str, fact: Fact) -> bool:
-    """Whether ``sentence`` states ``fact``: it is the fact's sentence, contains it, or
-    shares most of the fact's meaning words (the user words "用户", "the user" aside)."""
+    """Whether ``sentence`` (or a clause of one) states ``fact``: it is the fact's
+    sentence, contains it, or shares most of the meaning words of the fact or of itself
+    (the user words "用户", "the user" aside)."""
     said, own = normalize(sentence), normalize(fact.content)
     if own and (said == own or own.rstrip("。.") in said):
         return True
-    words = _meaning(fact.content)
-    shared = len(words & _meaning(sentence))
-    return bool(words) and shared >= 2 and shared * 2 >= len(words)
+    words, theirs = _meaning(fact.content), _meaning(sentence)
+    shared = len(words & theirs)
+    if not words or not theirs or shared < min(2, len(words), len(theirs)):
+        return False
+    return shared * 2 >= len(words) or shared * 2 >= len(theirs)
 
 
-def cite_sentences(summary: str, facts: Sequence[Fact], fallback: Sequence[Fact] = ()) -> list[ProfileSentence]:
-    """The sentences of ``summary`` with the facts each states, from ``facts`` (the live
-    facts it may draw on); a sentence that states none cites ``fallback`` (the facts saved
-    from the messages the update rests on), and one with neither is left out."""
-    out = []
+_CLAUSE = re.compile(r"\s*[，,;；]\s*(?:and\s+|but\s+|以及|并且|而且|并)?")
+
+
+def cite_sentences(summary: str, facts: Sequence[Fact]) -> tuple[list[ProfileSentence], list[str]]:
+    """The sentences of ``summary`` with the live ``facts`` each states, and the sentences
+    left out: every clause of a sentence must state a fact ("用户住在上海，是一位素食主义者"
+    needs a fact for each half), else no fact backs what the sentence says."""
+    cited, unbacked = [], []
     for sentence in split_sentences(summary):
-        cited = tuple(f.id for f in facts if states(sentence, f)) or tuple(f.id for f in fallback)
-        if cited:
-            out.append(ProfileSentence(sentence, cited))
-    return out
+        clauses = [c for c in _CLAUSE.split(sentence.rstrip("。.!！?？")) if _meaning(c)] or [sentence]
+        found: list[str] = []
+        for clause in clauses:
+            ids = [f.id for f in facts if states(clause, f)]
+            if not ids:
+                unbacked.append(sentence)
+                break
+            found += ids
+        else:
+            cited.append(ProfileSentence(sentence, tuple(dict.fromkeys(found))))
+    return cited, unbacked
 
 
 def section(name: str, sentences: Sequence[ProfileSentence], now: datetime,

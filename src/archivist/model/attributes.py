@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from .folding import sanitize, simplified
 
 _CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
+# ...but not a tool or a language one moves to or works in ("I moved to Vim", "I work in Python")
+_NOT_A_TOOL = (r"(?!(?:Vim|Neovim|Emacs|VS ?Code|Python|Java|JavaScript|TypeScript|Rust|Go|Golang|Kotlin|Swift|Ruby|Scala|"
+               r"Haskell|Elixir|Clojure|Mac|macOS|Linux|Windows|Ubuntu|Arch|Debian|Fedora|Excel|Notion|Obsidian|Slack|"
+               r"Teams|Zoom|React|Vue|Angular|Django|Flask|Rails|Docker|Kubernetes|AWS|Azure|GCP)\b)")
 
 # Other people a user talks about: their job, city or diet is not the user's.
 PEOPLE_EN = (r"friends?|parents?|mom|mother|mum|dad|father|brother|sister|wife|husband|partner|spouse|girlfriend|"
@@ -33,7 +37,10 @@ PEOPLE_ZH = (r"朋友|爸妈|父母|爸爸|妈妈|父亲|母亲|哥哥|姐姐|�
              r"女儿|儿子|孩子|老板|领导|经理|同事|室友|邻居|奶奶|爷爷|外婆|外公|姥姥|姥爷|阿姨|叔叔|表哥|表姐|堂哥|客户|"
              r"医生|老师|岳父|岳母|公公|婆婆|我妈|我爸|我哥|我姐|我弟|我妹")
 _SOMEONE_ELSE = re.compile(rf"\b(?:the user's|user's|my|his|her|their|our)\s+(?:\w+\s+)?(?:{PEOPLE_EN})\b|"
-                           rf"(?:用户|我|他|她)(?:的|们的|家)?(?:{PEOPLE_ZH})", re.I)
+                           rf"(?:用户|我|他|她)(?:的|们的|家)?(?:{PEOPLE_ZH}|哥|姐|弟|妹|导师|师兄|师姐|学长|学姐|上司|"
+                           rf"搭档|合伙人|前任|闺蜜|兄弟)|"
+                           rf"^\s*(?:他|她|它|他们|她们|人家|对方)|^\s*(?:he|she|they)\b|"  # a sentence about him or her
+                           rf"(?:{PEOPLE_ZH}|医生|老师|律师|工程师)的(?:女儿|儿子|孩子|妻子|丈夫|学生)", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,7 @@ class Attribute:
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("name", "name", "context", "what the user is called",
               r"(?:我叫|我的名字(?:是|叫)|名字叫|名叫|用户(?:的名字)?(?:叫|名为))(?![了他她它你人车外过醒来去到])|称呼我为?|叫我[\u4e00-\u9fffA-Za-z]{1,4}"
-              r"(?:就|[。！，,.!]|$)|被称为|被叫做|称呼为",
+              r"(?:就|[。！，,.!]|$)(?<!起床)(?<!吃饭)(?<!回家)(?<!一声)(?<!一下)(?<!出来)(?<!过去)(?<!过来)|被称为|被叫做|称呼为",
               r"\bmy name(?:'s| is)\b|\bthe user(?:'s name is| is called| is named| goes by)\b|\bcall me " + _CAP +
               r"|\b(?:prefers?|likes?|wants?) to be called " + _CAP + r"|\bgoes by " + _CAP + r"|\bi go by " + _CAP),
     Attribute("native_language", "language", "context", "the user's first language",
@@ -65,19 +72,22 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"\bprefers? (?:english|chinese|mandarin|japanese|korean|french|german|spanish) (?:answers|replies|"
               r"responses|explanations)\b"),
     Attribute("home_city", "location", "context", "the city the user lives in",
-              r"(?:住在|居住在|家在|定居在?|搬到了?|搬去了?|搬家到|落户)(?!公司|团队|部门|新家|新公司|楼|隔壁|附近|这|那)"
+              r"(?:住在|居住在|家在|定居在?|搬到了?|搬去了?|搬家到|落户)(?!公司|团队|部门|新家|新公司|楼|隔壁|附近|这|那|酒店|宾馆|旅馆|"
+              r"民宿|医院|朋友家|亲戚家|同学家|宿舍)"
               r"[\u4e00-\u9fff]{2,8}",
               r"\b(?:lives?|living|resides?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
-              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _CAP),
+              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _NOT_A_TOOL + _CAP),
     Attribute("work_city", "location", "context", "the city the user works in",
               r"在(?:北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|香港|台北|新加坡|东京|纽约|伦敦|柏林|"
-              r"巴黎|硅谷|旧金山|西雅图|[\u4e00-\u9fff]{1,3}市)(?:工作|上班|办公)",
-              r"\bwork(?:s|ing)?\s+(?:remotely\s+)?(?:in|from)\s+" + _CAP),
+              r"巴黎|硅谷|旧金山|西雅图|[\u4e00-\u9fff]{1,3}市)(?:工作|上班|办公|(?:做|当)[^，。；]{0,6}?(?:开发|工程师|程序员|设计|"
+              r"运营|产品|销售|老师|医生|护士|律师|会计|研究|运维|测试|编辑|记者))",
+              r"\bwork(?:s|ing)?\s+(?:remotely\s+)?(?:in|from)\s+" + _NOT_A_TOOL + _CAP),
     Attribute("employer", "job", "context", "the organisation the user works for",
               r"(?:入职|加入了?|跳槽到|就职于|供职于|任职于|在)[\u4e00-\u9fffA-Za-z0-9]{2,12}(?:公司|集团|银行|大学|医院|研究院)"
               r"(?:工作|上班|任职)?|(?:入职|跳槽到|就职于|供职于|任职于)[\u4e00-\u9fffA-Za-z0-9]{2,12}|"
               r"在(?!家|这|那|外|公司|单位|本地|当地|国外|海外|远程|线上|周末|周[一二三四五六日天]|晚上|白天|早上|夜里|假期|节假日|"
-              r"平时|路上|车上|地铁|咖啡|图书馆|办公室|宿舍|床上|户外)"
+              r"平时|路上|车上|地铁|咖啡|图书馆|办公室|宿舍|床上|户外|上午|下午|中午|凌晨|夜间|深夜|半夜|傍晚|假日|节日|高铁|火车|"
+              r"飞机|船上|酒店|旅途|出差)"
               r"[\u4e00-\u9fffA-Za-z0-9]{2,8}(?:工作|上班)(?:了|过)?(?:[\d一二三四五六七八九十两几多]+年(?:了|多)?)?(?=[。！!.，,；;]|$)",
               r"\b(?:work(?:s|ing|ed)?|employed)\s+(?:at|for|by)\s+" + _CAP + r"|\bjoin(?:ed|ing)\s+" + _CAP + r"|"
               r"\bleft\s+" + _CAP + r"[\w&.\-]*\s+(?:and|to)\s+join"),
@@ -132,7 +142,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"(?:code\s+)?(?:examples?|snippets?|sample code)\b|\b(?:examples?|snippets?|sample code)\s+in\s+"
               r"(?:python|java|go|golang|rust|c\+\+|javascript|typescript|kotlin|swift|c#|ruby|php)\b"),
     Attribute("birthday", "birthday", "context", "the user's date of birth",
-              r"生日(?:是|在)|出生于|出生在\d|\d+月\d+[日号]出生", r"\bbirthday is\b|\bborn on\b|\bdate of birth\b"),
+              r"生日(?:是|在)|出生于|出生在\d|\d+月\d+[日号]出生", r"\bbirthday is\s+(?:on\s+)?(?:the\s+)?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\bborn on\b|"
+              r"\bdate of birth\b"),
 )
 
 _BY_KEY = {a.key: a for a in ATTRIBUTES}
@@ -154,11 +165,15 @@ _ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en))
 
 
 # A past state is not the current value: "I used to live in Madrid" must not replace where the user lives.
-_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|之前|曾经|过去|原来", re.I)
+_PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|之前|曾经|过去|原来|去年|前年|小时候|那时候?|"
+                   r"当年|上学时|读书时|大学时|(?:19|20)\d\d年(?!起|开始|至今)", re.I)
 # Nor is a wish or a plan ("想搬到成都", "dreams of working at Google"); a liking states a
 # preference but no fact of the user's life ("喜欢在咖啡馆工作", "likes working from home").
 WISHED = frozenset({"name"})  # attributes a wish states ("希望被称为林工", "wants to be called Lin")
-_WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是)[^，。,；;！!]{0,6}$|"
+_WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是|下个?月|下周|明年|将来|以后|将要|即将|快要|"
+                   r"不|没|并非|不是)[^，。,；;！!]{0,6}$|"
+                   r"\b(?:don't|do not|doesn't|does not|never|not|no longer|will|'ll|going to|gonna|next (?:week|month|year))"
+                   r"\s+(?:\w+\s+){0,2}$|"
                    r"\b(?:wants?|wish(?:es)?|hopes?|plans?|planning|dreams?|would(?: love| like)?|might|may|if|"
                    r"considering|thinking about)\s+(?:\w+\s+){0,2}$", re.I)
 _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?:likes?|loves?|enjoys?|hates?|prefers?)\s+(?:\w+\s+){0,2}$",
@@ -178,6 +193,11 @@ def infer_key(text: str) -> str | None:
             if a.category == "preference" or a.key in WISHED or not (_WISH.search(before) or _LIKING.search(before)):
                 return a.key
     return None
+
+
+def about_someone_else(text: str) -> bool:
+    """Whether ``text`` is about another person ("我哥在…", "my sister is…", "她住在…")."""
+    return bool(_SOMEONE_ELSE.search(simplified(unicodedata.normalize("NFKC", sanitize(text or "")))))
 
 
 def group_keys(key: str | None) -> tuple[str, ...]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-from ..model.folding import normalize
+from ..model.attributes import about_someone_else
+from ..model.folding import normalize, simplified
 
 _SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
 _EN_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.I)
@@ -26,26 +27,36 @@ _EN_AUX = re.compile(r"\b(?:do|does|did|is|are|am|was|were|ca|can|wo|will)\b", r
 _EN_TAIL = re.compile(r"\b(?:any ?more|any longer|at all)\b|[.!。！]+$", re.I)
 _ZH_NEGATION = re.compile(r"不再|再也不|从不|从来不|并不|并没有|没有|不|没")
 _ZH_TAIL = re.compile(r"了?[。！!.]*$")
+# words that say how often or how much, not what: "I eat meat every day" / "I don't eat meat"
+_EN_ADVERBS = re.compile(r"\b(?:really|actually|truly|just|so|very|much|quite|that|every ?day|daily|always|usually|often|"
+                         r"regularly|all the time|at all)\b", re.I)
+_ZH_ADVERBS = re.compile(r"真的|其实|实在|很|非常|太|特别|每天都?|天天|经常|总是|一直|都|也|还")
 _STEM = re.compile(r"\b(\w{3,}?)(?:es|s|e)\b")  # "likes" / "like", "smokes" / "smoke"
 
 EXCLUSIVE: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\b(?:vegetarian|vegan)\b|吃素|素食"),
-     re.compile(r"\beats?\s+(?:\w+\s+)?(?:meat|beef|pork|steak|chicken)\b|(?:每天|经常|爱|喜欢)吃肉|无肉不欢")),
+     re.compile(r"\beats?\s+(?:\w+\s+)?(?:meat|beef|pork|steak|chicken)\b|(?:每天|经常|天天|爱|喜欢)都?吃肉|无肉不欢")),
     (re.compile(r"\b(?:teetotal(?:er)?|(?:does not|doesn't|never) drinks? alcohol)\b|滴酒不沾|不喝酒"),
      re.compile(r"\bdrinks?\s+(?:\w+\s+)?(?:beer|wine|whisk(?:e)?y|alcohol)\s+(?:every|each|daily)|每天(?:都)?喝酒")),
 )
 
 
+def _folded(text: str) -> str:
+    """Compared as: Simplified characters, folded case and width, straight apostrophes."""
+    return simplified(normalize(text).replace("\u2019", "'").replace("\u2018", "'")).strip()
+
+
 def _core(text: str) -> tuple[str, bool]:
-    """The statement without its subject, negation and tail, and whether it was negated."""
-    t = _SUBJECT.sub("", normalize(text).strip())
+    """The statement without its subject, negation, tail and adverbs of how often or how
+    much, and whether it was negated."""
+    t = _SUBJECT.sub("", _folded(text))
     if re.search(r"[\u3400-\u9fff]", t):
         negated = bool(_ZH_NEGATION.search(t))
-        core = _ZH_TAIL.sub("", _ZH_NEGATION.sub("", t))
+        core = _ZH_ADVERBS.sub("", _ZH_TAIL.sub("", _ZH_NEGATION.sub("", t)))
         core = re.sub(r"^(?:其实|现在|已经|也|还|都)+", "", core)
     else:
         negated = bool(_EN_NEGATION.search(t))
-        core = _EN_TAIL.sub("", _EN_AUX.sub("", _EN_NEGATION.sub(" ", t)))
+        core = _EN_ADVERBS.sub(" ", _EN_TAIL.sub("", _EN_AUX.sub("", _EN_NEGATION.sub(" ", t))))
         core = _STEM.sub(r"\1", " ".join(core.split()))
     return re.sub(r"\s+", "", core), negated
 
@@ -57,24 +68,33 @@ _CHANGE = re.compile(r"\b(?:any ?more|any longer|no longer|now|actually|these da
 def states_change(text: str) -> bool:
     """Whether a statement says that something changed ("I don't like coffee anymore",
     "我现在不吃辣了"): it then replaces what it contradicts instead of disputing it."""
-    return bool(_CHANGE.search(text))
+    return bool(_CHANGE.search(_folded(text)))
 
 
 def exclusive(text: str) -> bool:
     """Whether ``text`` is one side of an exclusive state (it may contradict a fact that
     shares no word with it)."""
-    folded = normalize(text)
+    folded = _folded(text)
     return any(x.search(folded) or y.search(folded) for x, y in EXCLUSIVE)
+
+
+def _holds(pattern: re.Pattern[str], text: str) -> bool:
+    """``text`` says the state ``pattern`` names of the user: not negated, not someone else's."""
+    m = pattern.search(text)
+    return bool(m) and not _ZH_NEGATION.search(text[max(0, m.start() - 3):m.start()]) and \
+        not _EN_NEGATION.search(text[max(0, m.start() - 12):m.start()]) and not about_someone_else(text)
 
 
 def contradicts(a: str, b: str) -> bool:
     """Whether statements ``a`` and ``b`` cannot both be true of the user."""
+    if about_someone_else(_folded(a)) or about_someone_else(_folded(b)):
+        return False  # "my sister is vegetarian" says nothing against "I eat meat"
     core_a, neg_a = _core(a)
     core_b, neg_b = _core(b)
     if neg_a != neg_b and core_a and core_a == core_b and len(core_a) >= 2:
         return True
-    fa, fb = normalize(a), normalize(b)
-    return any((x.search(fa) and y.search(fb)) or (y.search(fa) and x.search(fb)) for x, y in EXCLUSIVE)
+    fa, fb = _folded(a), _folded(b)
+    return any((_holds(x, fa) and _holds(y, fb)) or (_holds(y, fa) and _holds(x, fb)) for x, y in EXCLUSIVE)
 
 
 __all__ = ["EXCLUSIVE", "contradicts", "exclusive", "states_change"]

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ..clock import ensure_utc, parse_time
+from ..model.folding import sanitize
 
 INJECTED_ORIGINS = frozenset({"memory", "runtime", "upload"})
 UPLOAD_BLOCKS = re.compile(
@@ -37,12 +39,16 @@ DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     # zh
     "你好", "您好", "嗨", "哈喽", "早", "早上好", "晚上好", "好的", "好", "好滴", "嗯", "嗯嗯", "哦", "噢",
     "谢谢", "谢谢你", "谢谢您", "多谢", "感谢", "辛苦了", "收到", "明白", "明白了", "了解", "懂了",
-    "知道了", "行", "可以", "没问题", "对", "是的", "好吧", "再见", "拜拜",
+    "知道了", "行", "可以", "没问题", "对", "是的", "好吧", "再见", "拜拜", "晚安", "午安", "中午好", "下午好",
+    "大家好", "早安", "在吗", "在么",
     # en
     "hi", "hello", "hey", "ok", "okay", "k", "kk", "thanks", "thank you", "thx", "ty", "cool",
     "great", "nice", "sure", "got it", "understood", "yes", "yep", "yeah", "bye", "goodbye",
-    "sounds good", "perfect", "alright", "all right",
+    "sounds good", "perfect", "alright", "all right", "good morning", "good afternoon", "good evening",
+    "good night", "morning", "evening", "night", "hey there", "hi there", "thanks a lot", "thank you so much",
+    "thanks so much", "many thanks", "cheers", "much appreciated", "appreciate it",
 )
+_PARTICLES = "呀啊哈啦哦喔嘛呢吧~～"  # "早上好呀～": a greeting with a particle is still a greeting
 
 _ROLE_ALIASES = {
     "human": "user", "user": "user",
@@ -196,8 +202,15 @@ class MessageFilter:
         self._ack = re.compile(rf"(?:(?>{alternatives}){sep})++", re.IGNORECASE)
 
     def is_acknowledgement(self, text: str) -> bool:
-        stripped = text.strip().rstrip(TRAILING_PUNCT)
-        return bool(stripped) and self._ack.fullmatch(stripped) is not None
+        """Only greetings and acknowledgements, read through full-width letters, invisible
+        characters, emoji and sentence-final particles ("Ｈｅｌｌｏ", "hi 👋", "早上好呀～")."""
+        folded = "".join(ch for ch in unicodedata.normalize("NFKC", sanitize(text))
+                         if unicodedata.category(ch) not in ("So", "Sk", "Cf", "Mn"))
+        stripped = folded.strip().rstrip(TRAILING_PUNCT + _PARTICLES).strip()
+        if stripped and self._ack.fullmatch(stripped) is not None:
+            return True
+        bare = re.sub(rf"(?<=[\u4e00-\u9fff])[{_PARTICLES}]+", "", stripped)  # 好的呀，谢谢啦
+        return bool(bare) and self._ack.fullmatch(bare) is not None
 
     def __call__(self, messages: Sequence[Any], *, at: datetime | None = None) -> FilterResult:
         """``at`` is when the conversation happened (a session date); a message's own

@@ -55,6 +55,9 @@ def _compile(regex: str) -> re.Pattern[str]:
 
 
 W, P, T = "work_context", "personal_context", "top_of_mind"
+# when or where one works, not for whom: "我在凌晨工作", "我在高铁上工作"
+WHEN_ZH = (r"上午|下午|中午|凌晨|早上|晚上|夜里|夜间|深夜|半夜|傍晚|白天|周末|周[一二三四五六日天]|假期|假日|节假日|平时|"
+           r"高铁|火车|飞机|地铁|车上|咖啡馆|图书馆|出差")
 # Things of the task at hand, not of the user's life: "我在写一份求职信", "I'm working on a bug".
 TASK_ZH = r"求职信|邮件|报告|简历|代码|bug|BUG|PPT|ppt|方案|食谱|菜谱|文案|周报|日报|作业|论文里|这个|这段|这份|一份|一封"
 TASK_EN = (r"(?:a|an|the|this|that|my)\s+(?:\w+\s+)?(?:bug|error|script|function|cover letter|email|essay|report|presentation|"
@@ -109,10 +112,10 @@ CONDITIONS_EN = (r"diabetes|type \d diabetes|asthma|celiac(?: disease)?|coeliac|
 PATTERNS: tuple[Pattern, ...] = (
     # ------------------------------------------------------------------ zh
     Pattern("zh.name", "zh", r"^(?:我叫\s*|我的名字(?:是|叫)\s*|本人叫\s*|叫我\s*|我是\s*(?=(?-i:[A-Z][a-z]+)$))(?![了他她它你人车外])"
-                             r"(?P<name>[\u4e00-\u9fff]{2,4}?|[A-Za-z]{2,12})(?:就(?:行|好|可以)了?)?$",
+                             r"(?P<name>[\u4e00-\u9fff]{2,4}?|[A-Za-z]{2,12})(?:\s*就(?:行|好|可以)了?)?$",
             "用户叫{name}。", section=P,
             examples=(("你好，我叫王磊。", "用户叫王磊。"), ("叫我小王就行", "用户叫小王。"), ("hi，我是 Lucy", "用户叫Lucy。"),
-                      ("我叫 Erin。", "用户叫Erin。"), ("我是 SRE。", None),
+                      ("我叫 Erin。", "用户叫Erin。"), ("叫我 Erin 就行。", "用户叫Erin。"), ("我是 SRE。", None),
                       ("我是学生", None), ("我叫了个外卖", None), ("我叫他明天再来", None))),
     Pattern("zh.trait", "zh", rf"^我{ZA}(?:是个?|有点|比较)?(?:左撇子|右撇子|近视|高度近视|远视|夜猫子|社恐|内向的人|外向的人|i人|e人|"
                               rf"早睡早起的人|路痴|急性子|慢性子|完美主义者)(?:[^，。；]{{0,6}})$", section=P,
@@ -153,7 +156,7 @@ PATTERNS: tuple[Pattern, ...] = (
                                        rf"研究所|律所)(?:上班|工作|任职|实习|(?:做|干|负责)[^，。；]{{1,8}})$",
             section=W, key="work_city",
             examples=(("我是做嵌入式的，在深圳一家无人机公司上班", "用户在深圳一家无人机公司上班。"),)),
-    Pattern("zh.works_at", "zh", rf"^我{ZA}(?:是)?在(?!家|这里|那里|外地|国外|线上|网上|路上|医院)[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
+    Pattern("zh.works_at", "zh", rf"^我{ZA}(?:是)?在(?!家|这里|那里|外地|国外|线上|网上|路上|医院|{WHEN_ZH})[^，。；]{{2,16}}?(?:工作|上班|任职|实习|打工|读书|上学|读研|读博|念书|"
                                  rf"(?:干|做|搞|负责|带|教|种|养|卖|开)[^，。；]{{1,12}})(?:[^，。；]{{0,12}})$",
             section=W, key="employer",
             examples=(("我在字节干后端", "用户在字节干后端。"),
@@ -272,6 +275,10 @@ PATTERNS: tuple[Pattern, ...] = (
             "rule", category="preference",
             examples=(("不要用表情符号", "用户希望不要用表情符号。"), ("别再给我加注释了", "用户希望别再加注释。"),
                       ("所以晚上九点以后别给我安排会议", "用户希望晚上九点以后别安排会议。"))),
+    Pattern("zh.uses", "zh", rf"^我{ZA}(?:平时|日常|工作中|工作上)?(?:用的是|用|使用)(?:的是)?\s*(?:一台|一部)?\s*"
+                             rf"(?-i:[A-Z]|[a-z]{{1,4}}(?=[A-Z]))[\w.+#-]*(?:\s+[\w.+#-]+){{0,2}}\s*(?:电脑|笔记本|系统|手机|的)?$", section=W,
+            examples=(("我用的是 macOS。", "用户用的是 macOS。"),
+                      ("我用 Python 写了个脚本", None))),
     Pattern("zh.project_uses", "zh", r"^(?:这个|本|该|我们的?|咱们的?)(?:项目|仓库|代码库|工程|repo|服务)(?:里|中)?(?:都|主要)?"
                                      r"(?:使用|用的是|用|采用|基于|跑在|部署在|依赖|的数据库是|的后端是|是用)\s*[^，。；]{1,30}?(?:写的|做数据库|开发的)?$",
             "self", category="knowledge",
@@ -615,6 +622,10 @@ PATTERNS: tuple[Pattern, ...] = (
             examples=(("Please reply in German from now on.", "The user wants the assistant to reply in German from now on."),
                       ("Go back to English for everything, please.",
                        "The user wants the assistant to go back to English for everything."))),
+    Pattern("en.rather_language", "en", rf"^i(?:'d| would)\s+(?:rather|prefer(?: it)? if)\s+you\s+(?:answer|reply|respond|write|talk|speak|"
+                                        rf"explain(?: things)?)(?:\s+to me)?\s+in\s+(?P<lang>{LANGS})\b.*$",
+            "The user prefers answers in {lang}.", category="preference", key="response_language",
+            examples=(("No, actually I'd rather you answer in English.", "The user prefers answers in English."),)),
     Pattern("en.rule_dont", "en", r"^(?:please\s+|pls\s+)?(?:don't|do not|stop|quit|avoid|no more)\s+(?:ever\s+)?(?:using|use|adding|add|"
                                   r"putting|put|writing|write|including|include|sending|send|(?:giving|give)(?!\s+up)|calling|call|"
                                   r"emojis|emoji|exclamation|apologi[sz]ing|apologi[sz]e)\b.{0,60}$",

@@ -615,6 +615,8 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
         key = pattern.key
         if pattern.name == "zh.in_city" and "correction" in clause.cues:
             key = "home_city"  # "不对，我其实在杭州": a correction of where the user lives; "我在上海" alone is where they are now
+        if key == "employer" and infer_key(content) == "work_city":  # a city is no employer:
+            key = "work_city"  # "在杭州做前端开发" says where the user works, not for whom
         if key and "{" in key:  # "tool:{topic}": the key names what the tool is for, so a later tool for it replaces it
             topic = re.sub(r"^(?:平时|一般|主要|都|日常)+", "", (m.groupdict().get("topic") or "").strip())
             key = key.format(topic=normalize(topic)) if topic else None

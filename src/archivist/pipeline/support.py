@@ -200,13 +200,18 @@ _ANCHOR = re.compile(r"\s?\((?:on|in|around|in the week of) [^()]{4,30}\)|（\d{
 _ANY_DAY = datetime(2000, 1, 1)
 
 
+def _read(text: str) -> str:
+    """Traditional and Simplified Chinese alike, and typographic apostrophes as plain ones."""
+    return simplified(text).replace("\u2019", "'").replace("\u2018", "'")
+
+
 def unsupported(content: str, quote: str, *, context: str | None = None, inference: bool = False) -> str | None:
     """Why ``quote`` does not support ``content``, or ``None`` when it does. ``context``
     is the whole cited message: a value or a negation the extractor took from just
     outside the quoted words still counts. An ``inference`` goes beyond its quote by
     definition: one shared word is enough. Traditional and Simplified Chinese are read alike."""
-    content, quote = simplified(content), simplified(quote)
-    context = simplified(context) if context else context
+    content, quote = _read(content), _read(quote)
+    context = _read(context) if context else context
     if _ANCHOR.search(content) and find_time_refs(quote, _ANY_DAY):
         content = _ANCHOR.sub("", content)  # "yesterday (on 2024-03-04)": the date is the quote's own relative time
     words, values = _tokens(content)

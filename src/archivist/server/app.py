@@ -109,8 +109,9 @@ Timestamp = Annotated[datetime, BeforeValidator(_text_only)]
 
 
 class Strict(BaseModel):
-    """A request body: no unknown fields, and no JSON true/false or text where a number
-    is expected (pydantic would read them as 1, 0 or the number the text spells)."""
+    """A request body: no unknown fields, no JSON true/false or text where a number is
+    expected (pydantic would read them as 1, 0 or the number the text spells), and no
+    number or text where true/false is ("no" would be read as false)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -120,6 +121,8 @@ class Strict(BaseModel):
         annotation = cls.model_fields[info.field_name].annotation
         if {annotation, *typing.get_args(annotation)} & {int, float} and isinstance(value, (bool, str)):
             raise ValueError("must be a JSON number")
+        if annotation is bool and not isinstance(value, bool):
+            raise ValueError("must be JSON true or false")
         return value
 
 
@@ -503,8 +506,11 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
 
     # -- preferences --------------------------------------------------------------------
     @app.get("/v1/users/{user}/preferences", tags=["preferences"], operation_id="listPreferences")
-    def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default") -> list[S.Preference]:
-        return [preference_out(x) for x in scope_of(p, user, x_agent).preferences()]
+    def preferences(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
+                    include_untrusted: bool = True) -> list[S.Preference]:
+        """Every live preference with its ``trusted`` flag (an untrusted one is listed here
+        and never obeyed in a view); ``include_untrusted=false`` lists the trusted ones only."""
+        return [preference_out(x) for x in scope_of(p, user, x_agent).preferences(include_untrusted=include_untrusted)]
 
     @app.put("/v1/users/{user}/preferences/{key}", tags=["preferences"], operation_id="setPreference")
     def set_preference(p: Caller, user: UserPath, key: Annotated[str, Path(pattern=NAME, max_length=80)],

@@ -57,6 +57,7 @@ from .rows import (
     N_FACT_COLUMNS,
     PROFILE_COLUMNS,
     SUMMARY_COLUMNS,
+    FORGOTTEN_SUMMARY,
     Counts,
     api_key_from_row,
     as_time,
@@ -1087,6 +1088,10 @@ class PostgresStore(Store):
                     identity, "UPDATE session_summaries SET stale_reason = %s WHERE tenant = %s AND user_id = %s "
                               "AND agent = %s AND stale_reason IS NULL AND cited_fact_ids::jsonb ? %s",
                     (f"cites forgotten fact {fact_id}", *scope, fact_id)).rowcount)
+                count("session_summaries (text forgotten)", self._write(
+                    identity, "UPDATE session_summaries SET payload = %s WHERE tenant = %s AND user_id = %s "
+                              "AND agent = %s AND payload <> %s AND cited_fact_ids::jsonb ? %s",
+                    (FORGOTTEN_SUMMARY, *scope, FORGOTTEN_SUMMARY, fact_id)).rowcount)
                 count("tombstones", self._write(identity, "INSERT INTO tombstones VALUES (%s, %s, %s, %s, %s) "
                                                           "ON CONFLICT DO NOTHING", (*scope, chash, _ts(at))).rowcount)
                 self._write(identity, "INSERT INTO audit (tenant, user_id, agent, at, action, code, reason, fact_id, "

@@ -29,7 +29,8 @@ class Copy:
 REGISTER: tuple[Copy, ...] = (
     Copy("facts", ("content", "evidence_text", "context", "key", "speaker"),
          "facts and their versions (content, quoted words, context), episodes (turns as said)",
-         "the fact's rows (every version with all_versions) and the episodes that said it are deleted; the "
+         "the fact's rows (every version with all_versions) are deleted, and so are the episodes that said it, "
+         "the assistant's reply after them that names a word of it, and turns repeating most of it; the "
          "contexts of the thread's other turns and facts are recomputed without it"),
     Copy("facts_fts", ("*",), "the keyword index of facts and episodes",
          "entries deleted with their rows; the index is rebuilt when the store purges"),
@@ -48,7 +49,8 @@ REGISTER: tuple[Copy, ...] = (
     Copy("context_traces", ("payload",), "what each model call was shown, with excerpts",
          "redacted in every form, including the 80-character excerpts"),
     Copy("session_summaries", ("payload", "stale_reason"), "session summaries",
-         "redacted; a summary citing the fact is marked stale"),
+         "a summary citing the fact is marked stale and its text replaced by [forgotten]; others are redacted "
+         "where they quote it"),
     Copy("evidence", ("content", "source"), "tool results and documents kept whole",
          "the fact's words are redacted where quoted"),
     Copy("task_states", ("goal", "criteria", "done", "missing"), "task state the application saved",

@@ -131,6 +131,12 @@ SUMMARY_COLUMNS = ("id, thread_id, first_message_id, last_message_id, message_co
                    "evidence_id, stale_reason, created_at")
 
 
+# what a session summary that rested on a forgotten fact says from then on: an LLM's summary
+# words the fact its own way, so no quote of it can be found and taken out: all of it goes
+FORGOTTEN_SUMMARY = ('{"goal": "[forgotten]", "done": [], "open_items": [], "decisions": [], "errors": [], '
+                     '"next_step": "", "summarizer": "forgotten"}')
+
+
 def summary_from_row(row: Any):
     """A :class:`~archivist.lifecycle.sessions.SessionSummary` from :data:`SUMMARY_COLUMNS`."""
     import json

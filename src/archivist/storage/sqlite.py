@@ -50,6 +50,7 @@ from .rows import (
     N_FACT_COLUMNS,
     PROFILE_COLUMNS,
     SUMMARY_COLUMNS,
+    FORGOTTEN_SUMMARY,
     Counts,
     api_key_from_row,
     fact_from_row,
@@ -1117,6 +1118,11 @@ class SQLiteStore(Store):
                     "UPDATE session_summaries SET stale_reason = ? WHERE tenant = ? AND user_id = ? AND agent = ? "
                     "AND stale_reason IS NULL AND EXISTS (SELECT 1 FROM json_each(cited_fact_ids) WHERE value = ?)",
                     (f"cites forgotten fact {fact_id}", *scope, fact_id),
+                ).rowcount)
+                count("session_summaries (text forgotten)", self._write(
+                    "UPDATE session_summaries SET payload = ? WHERE tenant = ? AND user_id = ? AND agent = ? "
+                    "AND payload <> ? AND EXISTS (SELECT 1 FROM json_each(cited_fact_ids) WHERE value = ?)",
+                    (FORGOTTEN_SUMMARY, *scope, FORGOTTEN_SUMMARY, fact_id),
                 ).rowcount)
                 count("tombstones", self._write("INSERT OR IGNORE INTO tombstones VALUES (?, ?, ?, ?, ?)",
                                                 (*scope, chash, _ts(at))).rowcount)
