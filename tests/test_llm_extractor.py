@@ -16,14 +16,23 @@ PREF = {"content": "用户偏好用中文解释技术问题。", "category": "pr
 EMPTY = {"facts": [], "profile_updates": [], "removals": [], "reinforcements": []}
 
 
+PY = {"content": "用户主要做 Python 后端开发。", "category": "context", "scope": "user", "durability": "durable",
+      "authority": "descriptive", "confidence": 0.9, "kind": "fact", "evidence_message_id": "u1",
+      "evidence_text": "我主要做 Python 后端开发"}
+
+
 def test_structured_output_path_goes_through_the_gate(alice):
-    model = tool_model({**EMPTY, "facts": [PREF], "profile_updates": [
-        {"section": "work_context", "summary": "Python 后端开发。", "source_message_ids": ["u1"]}]})
+    model = tool_model({**EMPTY, "facts": [PREF, PY], "profile_updates": [
+        {"section": "work_context", "summary": "Python 后端开发。", "source_message_ids": ["u1"]},
+        {"section": "personal_context", "summary": "用户有三套房。", "source_message_ids": ["u1"]}]})
     extractor = LLMExtractor(model)
     report = alice.learn(TURN, thread_id="th-1", extractor=extractor)
-    assert [f.content for f in report.saved] == [PREF["content"]] and extractor.calls == 1
+    assert [f.content for f in report.saved] == [PREF["content"], PY["content"]] and extractor.calls == 1
     assert report.saved[0].provenance.extractor == "llm:ScriptedToolModel"
-    assert alice.profile().sections["work_context"].summary == "Python 后端开发。"
+    work = alice.profile().sections["work_context"]  # the summary, citing the fact it states
+    assert work.summary == "Python 后端开发。" and work.sentences[0].facts == (report.saved[1].id,)
+    assert "personal_context" not in alice.profile().sections  # nothing saved says it: refused
+    assert [why.code for _, why in report.rejected] == ["profile_unbacked"]
     system, user = model.seen[0][0].content, model.seen[0][1].content
     assert "只能从 <messages> 中的新对话里提取" in system  # a Chinese conversation gets the Chinese prompt
     assert '"id": "u1"' in user and "好的，我会用中文解释" in user

@@ -1,13 +1,8 @@
-"""Red team of issue 30: the profile as a projection of live facts, contradictions, keys
-only from clauses that state the attribute, the agent's view, the extractor, forgetting,
-and the REST additions. Tests named ``test_finding_*`` fail today (a defect: the assertion
-states what the promise requires); the others hold and should stay held.
-
-Run from /tmp/rt30 (the fixtures come from tests/conftest.py):
-
-    cd /tmp/rt30 && PYTHONPATH=/tmp/rt30/src:/tmp/rt30/tests /work/main/.venv/bin/python -m pytest -q \
-        -p no:cacheprovider -p conftest --rootdir /tmp/rt30 /tmp/rt30-work/test_redteam_issue30.py
-"""
+"""Red team of "what the model sees stays true": the profile as a projection of live
+facts, contradictions, keys only from clauses that state the attribute, the agent's view,
+the extractor, forgetting, and the REST additions — cases a helper invented against the
+change. ``test_finding_*`` were defects it found (each now fixed, or xfail with the reason
+the claim was narrowed); the others held from the start and must stay held."""
 
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ TURN_1: list[dict[str, Any]] = [
 ]
 
 CANDIDATES_1: list[dict[str, Any]] = [
+    {"content": "用户主要做 Python 后端开发。", "category": "context", "scope": "user", "durability": "durable",
+     "authority": "descriptive", "confidence": 0.9, "evidence_message_id": "m1", "evidence_text": "我主要做 Python 后端开发"},
     {"key": "response_language", "content": "用户偏好用中文解释技术问题。", "category": "preference",
      "scope": "user", "durability": "durable", "authority": "descriptive", "confidence": 0.9,
      "evidence_message_id": "m1", "evidence_text": "平时请用中文解释技术问题"},
@@ -82,7 +84,7 @@ def run_demo(db: str | Path | None = None) -> dict[str, Any]:
             "candidates": len(CANDIDATES_1),
             "saved": len(first.saved),
             "saved_facts": [f.content for f in first.saved],
-            "rejected": [{"content": c["content"], "reason": str(r)} for c, r in first.rejected],
+            "rejected": [{"content": c.get("content") or c.get("summary"), "reason": str(r)} for c, r in first.rejected],
             "correction": [f.content for f in second.saved],
             "reindexed": indexed,
             "search": {"query": "中文", "results": results},

@@ -170,12 +170,16 @@ _PAST = re.compile(r"\b(?:used to|formerly|previously|back when|ex-)\b|以前|�
 # Nor is a wish or a plan ("想搬到成都", "dreams of working at Google"); a liking states a
 # preference but no fact of the user's life ("喜欢在咖啡馆工作", "likes working from home").
 WISHED = frozenset({"name"})  # attributes a wish states ("希望被称为林工", "wants to be called Lin")
-_WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是|下个?月|下周|明年|将来|以后|将要|即将|快要|"
-                   r"不|没|并非|不是)[^，。,；;！!]{0,6}$|"
-                   r"\b(?:don't|do not|doesn't|does not|never|not|no longer|will|'ll|going to|gonna|next (?:week|month|year))"
-                   r"\s+(?:\w+\s+){0,2}$|"
+_WISH = re.compile(r"(?:想|希望|梦想|打算|准备|计划|考虑|可能|也许|如果|要是|下个?月|下周|明年|将来|以后|将要|即将|快要)"
+                   r"[^，。,；;！!]{0,6}$|"
+                   r"\b(?:will|'ll|going to|gonna|next (?:week|month|year))\s+(?:\w+\s+){0,2}$|"
                    r"\b(?:wants?|wish(?:es)?|hopes?|plans?|planning|dreams?|would(?: love| like)?|might|may|if|"
                    r"considering|thinking about)\s+(?:\w+\s+){0,2}$", re.I)
+# A negated place or job states none ("I don't live in Berlin", "我不在阿里工作"); a negated diet
+# does ("已经不再吃素了" is the diet changing).
+_NEGATED = re.compile(r"(?:不|没|并非|不是)[^，。,；;！!]{0,6}$|"
+                      r"\b(?:don't|do not|doesn't|does not|never|not|no longer)\s+(?:\w+\s+){0,2}$", re.I)
+NEGATABLE_GROUPS = frozenset({"location", "job"})
 _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?:likes?|loves?|enjoys?|hates?|prefers?)\s+(?:\w+\s+){0,2}$",
                      re.I)
 
@@ -190,6 +194,8 @@ def infer_key(text: str) -> str | None:
         zh, en = _compiled(a.key)
         for m in (*zh.finditer(t), *en.finditer(t)):
             before = t[:m.start()]  # the clause states it, not a wish for it (a wish is how a preference is said)
+            if a.group in NEGATABLE_GROUPS and _NEGATED.search(before):
+                continue
             if a.category == "preference" or a.key in WISHED or not (_WISH.search(before) or _LIKING.search(before)):
                 return a.key
     return None

@@ -105,10 +105,19 @@ def _opencc(config: str) -> Any:
 def simplified(text: str) -> str:
     """``text`` with Traditional Chinese characters in their Simplified form (OpenCC t2s):
     what matching reads, so "我對花生過敏" is read as "我对花生过敏"."""
-    return _opencc("t2s").convert(text) if _HAN.search(text) else text
+    return _convert("t2s", text)
+
+
+def _convert(config: str, text: str) -> str:
+    if not _HAN.search(text):
+        return text
+    try:
+        return _opencc(config).convert(text)
+    except UnicodeError:  # a lone surrogate: not text OpenCC can read; matched as it is
+        return text
 
 
 def traditional(text: str) -> str:
     """``text`` in Traditional characters (OpenCC s2t): a fact read from a Traditional
     message is written back in the user's own script."""
-    return _opencc("s2t").convert(text) if _HAN.search(text) else text
+    return _convert("s2t", text)
