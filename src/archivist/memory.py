@@ -991,7 +991,6 @@ class MemoryScope(_ContextMixin):
         states, and one with a clause no fact backs is left out: the profile is a projection
         of the facts (:mod:`archivist.lifecycle.profile`).
         The application's own summary cites nothing and replaces its section."""
-        live: list[Fact] | None = None
         for raw in updates:
             try:
                 update = parse_profile_update(raw, self.memory.governance)
@@ -1008,10 +1007,7 @@ class MemoryScope(_ContextMixin):
             old = self._store.get_profile(self.identity).get(update.section)
             cited = None
             if evidence is not None:
-                if live is None:
-                    live = [f for f in self._store.list_facts(self.identity, live_at=w.now)
-                            if f.scope is FactScope.USER]
-                cited, unbacked = cite_sentences(update.summary, [*live, *report.saved])
+                cited, unbacked = cite_sentences(update.summary, self._citable(update.summary, old, report, w.now))
                 if not cited:
                     why = Rejection("profile_unbacked", "no live fact states what this profile update says")
                     report.rejected.append((raw, why))
@@ -1023,6 +1019,22 @@ class MemoryScope(_ContextMixin):
             w.profile(written(old, update.section, update.summary, w.now, cited=cited,
                               source_message_ids=update.source_message_ids))
             report.profile_updated.append(update.section)
+
+    def _citable(self, summary: str, old: ProfileSection | None, report: ApplyReport, now: datetime) -> list[Fact]:
+        """The live user facts a profile summary may cite: what this turn saved, what the
+        section cited before, and the keyword neighbours of its words — never a scan of
+        every fact the user has."""
+        found: dict[str, Fact] = {f.id: f for f in report.saved if f.scope is FactScope.USER}
+        for fact_id in old.cited if old is not None else ():
+            fact = self._store.get_fact(self.identity, fact_id)
+            if fact is not None and fact.status is Status.COMMITTED and not fact.is_expired(now):
+                found.setdefault(fact.id, fact)
+        terms = query_terms(summary)
+        if terms:
+            for m in self._store.keyword_search(self.identity, terms, limit=20, live_at=now):
+                if m.fact.scope is FactScope.USER:
+                    found.setdefault(m.fact.id, m.fact)
+        return list(found.values())
 
     # -------------------------------------------------------------- reads
     def get(self, fact_id: str) -> Fact:

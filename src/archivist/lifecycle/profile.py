@@ -24,7 +24,7 @@ Where a sentence's facts come from:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -195,10 +195,5 @@ def settle_stored(writer: Any) -> None:
             writer.profile(settled)
 
 
-def facts_shown(sections: Mapping[str, ProfileSection]) -> frozenset[str]:
-    """The facts the profile already states, so the fact list need not repeat them."""
-    return frozenset(i for s in sections.values() for i in s.cited)
-
-
-__all__ = ["MAX_SECTION_CHARS", "cite_sentences", "facts_shown", "read_profile", "section", "settle",
+__all__ = ["MAX_SECTION_CHARS", "cite_sentences", "read_profile", "section", "settle",
            "settle_stored", "split_sentences", "states", "without", "written"]
