@@ -111,7 +111,8 @@ class PostgresFiles:
         for path in glob.glob(os.path.join(self.datadir, "base", str(self.oid), "*")):
             relation = nodes.get(os.path.basename(path).split("_")[0].split(".")[0])
             if relation is not None:
-                data = open(path, "rb").read()
+                with open(path, "rb") as fh:
+                    data = fh.read()
                 if hits := {n for n in needles if n.encode() in data}:
                     found.setdefault(relation, set()).update(hits)
         return found

@@ -101,7 +101,7 @@ def _stop(data: str, root: str, user: str | None) -> None:
     """Stop the server of ``data`` if it runs, then remove ``root``."""
     if os.path.exists(os.path.join(data, "postmaster.pid")):
         subprocess.run([_pg_ctl(), "-D", data, "-m", "fast", "-w", "-t", "60", "stop"], user=user,
-                       capture_output=True, timeout=120)
+                       capture_output=True, timeout=120, check=False)
     shutil.rmtree(root, ignore_errors=True)
 
 
