@@ -4,8 +4,12 @@ Real user turns: every LoCoMo turn (both speakers are people talking about their
 lives), every user line of MADial-Bench (zh and en), and ``bench/data/
 benign_user_turns.jsonl`` (ordinary requests to an assistant, many of them worded to
 trip a naive filter). None of them is a grant, a secret or an attack, so every firing
-of the content rules (``secret``, ``transactional``, ``prompt_injection``) is a false
-alarm. The statement rules (question, hypothetical, pasted, attributed, one-off, task
+of the content rules (``secret``, ``transactional``, ``prompt_injection``, read through
+the screening form as the gate reads them) is a false alarm. The hold rules (``held_*``,
+:mod:`archivist.pipeline.recognise`) are reported beside them: a hold keeps the text
+unconfirmed, never shown, until the application confirms it — on whole turns as an
+episode reads them (a request is expected there) and on each first-person sentence as a
+fact's content reads it. The statement rules (question, hypothetical, pasted, attributed, one-off, task
 fix, unsupported) judge a quote in its message; they are measured on each declarative
 first-person sentence ("I …", "我…") quoted as a whole, where a firing refuses a plain
 statement about oneself.
@@ -26,9 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from archivist.pipeline.grants import find_grant  # noqa: E402
-from archivist.pipeline.injection import find_injection  # noqa: E402
-from archivist.pipeline.secrets import find_secret  # noqa: E402
+from archivist.pipeline.governance import screen  # noqa: E402
+from archivist.pipeline.recognise import doubt  # noqa: E402
 from archivist.pipeline.statements import (  # noqa: E402
     is_attributed,
     is_hypothetical,
@@ -39,7 +42,8 @@ from archivist.pipeline.statements import (  # noqa: E402
     locate,
 )
 
-CONTENT_RULES = {"secret": find_secret, "transactional": find_grant, "prompt_injection": find_injection}
+CONTENT_RULES = ("secret", "transactional", "prompt_injection")
+HOLD_RULES = ("held_language", "held_disguise", "held_order", "held_addressed")
 STATEMENT_RULES = {"question": is_question, "hypothetical": is_hypothetical, "quoted": is_quoted_material,
                    "attributed": is_attributed, "one_off": is_one_off, "task_fix": is_task_fix}
 
@@ -89,12 +93,18 @@ def measure(name: str, turns) -> tuple[list[str], dict]:
     fired: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     n_turns = n_statements = 0
+    held: Counter[str] = Counter()
     for _, text in turns:
         n_turns += 1
-        for rule, check in CONTENT_RULES.items():
-            if check(text):
-                fired[rule] += 1
-                examples.setdefault(rule, []).append(text)
+        problem = screen(text)
+        if problem is not None:
+            fired[problem.code] += 1
+            examples.setdefault(problem.code, []).append(text)
+        else:
+            unsure = doubt(text, addressed_ok=True)
+            if unsure:
+                held["turn:" + unsure[0]] += 1
+                examples.setdefault("turn " + unsure[0], []).append(text)
         for sentence in statements(text):
             n_statements += 1
             loc = locate(text, sentence)
@@ -102,10 +112,19 @@ def measure(name: str, turns) -> tuple[list[str], dict]:
                 if loc is not None and check(loc):
                     fired[rule] += 1
                     examples.setdefault(rule, []).append(sentence)
+            unsure = doubt(sentence) if screen(sentence) is None else None
+            if unsure:
+                held["statement:" + unsure[0]] += 1
+                examples.setdefault("statement " + unsure[0], []).append(sentence)
     rows = [f"| {name} | content rules on {n_turns:,} turns | " + " | ".join(
         f"{fired[r]} ({fired[r] / max(n_turns, 1):.2%})" for r in CONTENT_RULES) + " |",
             f"| {name} | statement rules on {n_statements:,} first-person sentences | " + " | ".join(
-        f"{r} {fired[r]} ({fired[r] / max(n_statements, 1):.2%})" for r in STATEMENT_RULES) + " |"]
+        f"{r} {fired[r]} ({fired[r] / max(n_statements, 1):.2%})" for r in STATEMENT_RULES) + " |",
+            f"| {name} | holds on {n_turns:,} turns (as episodes) | " + " | ".join(
+        f"{r} {held['turn:' + r]} ({held['turn:' + r] / max(n_turns, 1):.2%})" for r in HOLD_RULES) + " |",
+            f"| {name} | holds on {n_statements:,} first-person sentences (as facts) | " + " | ".join(
+        f"{r} {held['statement:' + r]} ({held['statement:' + r] / max(n_statements, 1):.2%})" for r in HOLD_RULES)
+            + " |"]
     return rows, examples
 
 

@@ -174,15 +174,7 @@ UNICODE_TRICKS = {
 }
 
 
-GATE_DISGUISES = {"combining_marks", "armenian_homoglyphs", "hyphenation"}  # the gate's one screening form (issue 31)
-
-
-@pytest.mark.parametrize("text", [
-    pytest.param(text, id=name, marks=pytest.mark.xfail(
-        strict=True, reason="the content policy does not yet read through combining marks, Armenian look-alikes "
-                            "or hyphenated words: the gate's single screening form is issue 31's work"))
-    if name in GATE_DISGUISES else pytest.param(text, id=name)
-    for name, text in UNICODE_TRICKS.items()])
+@pytest.mark.parametrize("text", list(UNICODE_TRICKS.values()), ids=list(UNICODE_TRICKS))
 def test_disguised_injections_are_not_kept(mem, text):
     # FINDING: combining marks, Armenian homoglyphs, small capitals, letter spacing and hyphenation hide "ignore all previous instructions" from the policy; the turn is kept and recalled
     s = mem.scope(user="u")
@@ -640,11 +632,13 @@ def test_an_edited_export_cannot_smuggle_text_beside_the_words(mem, tmp_path, cl
     lines = _exported_with(mem, change)
     dst_path = tmp_path / "dst.db"
     dst = Memory.open(dst_path, clock=clock)
-    report = import_jsonl(dst, lines, tenant="default")
+    try:  # whole or nothing: a refused line names itself and nothing is written
+        import_jsonl(dst, lines, tenant="default")
+    except InvalidInput as exc:
+        assert "nothing was imported" in str(exc) and dst.scope(user="u").episodes() == []
     kept = [e for e in dst.scope(user="u").episodes() if e.provenance.message_id == "x2"]
     dst.close()
-    assert report.rejected or all(value not in (e.speaker or "", e.context or "", e.provenance.evidence_text or "")
-                                  for e in kept)
+    assert all(value not in (e.speaker or "", e.context or "", e.provenance.evidence_text or "") for e in kept)
     assert b"Tr0ub4dor" not in file_bytes(dst_path)
 
 
@@ -652,10 +646,11 @@ def test_an_imported_oversized_episode_is_kept_in_bounded_parts(mem, tmp_path, c
     # FINDING: an edited episode record of 50,000 characters is imported as one episode, beyond MAX_EPISODE_CHARS
     lines = _exported_with(mem, lambda r: {**r, "content": "zebracorn " * 5000})
     dst = Memory.open(tmp_path / "dst.db", clock=clock)
-    import_jsonl(dst, lines, tenant="default")
+    with pytest.raises(InvalidInput, match=r"<input>:\d+: too_long"):  # named, and nothing written
+        import_jsonl(dst, lines, tenant="default")
     sizes = [len(e.content) for e in dst.scope(user="u").episodes()]
     dst.close()
-    assert max(sizes) <= MAX_EPISODE_CHARS
+    assert sizes == []
 
 
 @pytest.mark.parametrize("change,expected", [
@@ -665,10 +660,11 @@ def test_an_imported_oversized_episode_is_kept_in_bounded_parts(mem, tmp_path, c
 def test_an_edited_export_with_a_grant_or_injection_is_refused(mem, tmp_path, clock, change, expected):
     lines = _exported_with(mem, change)
     dst = Memory.open(tmp_path / "dst.db", clock=clock)
-    report = import_jsonl(dst, lines, tenant="default")
+    with pytest.raises(InvalidInput, match=rf"1 bad line; nothing was imported:\n<input>:\d+: {expected}"):
+        import_jsonl(dst, lines, tenant="default")
     got = ids(dst.scope(user="u"))
     dst.close()
-    assert report.episodes == 1 and expected in report.rejected[0] and got == ["x1"]
+    assert got == []
 
 
 @pytest.mark.parametrize("change", [

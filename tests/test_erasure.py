@@ -67,3 +67,36 @@ def test_job_reports_expire_and_are_bounded(tmp_path):
         assert runner.get("j7") is None  # past its TTL
     finally:
         mem.close()
+
+
+def test_one_tenants_large_jobs_leave_a_worker_for_another_tenant(tmp_path):
+    """Two slow ingests of one tenant never hold every worker: a job another tenant submits
+    after them runs while they are still running (round robin by tenant, one worker kept)."""
+    import threading
+
+    mem = Memory.open(tmp_path / "m.db")
+    runner = JobRunner(mem, workers=2)
+    release, started = threading.Event(), []
+    order: list[str] = []
+
+    def slow(job):
+        started.append(job["id"])
+        order.append(job["id"])
+        release.wait(20)
+
+    def quick(job):
+        order.append(job["id"])
+
+    try:
+        runner.submit({"id": "a1", "tenant": "big", "user": "u"}, slow)
+        runner.submit({"id": "a2", "tenant": "big", "user": "u"}, slow)
+        runner.submit({"id": "b1", "tenant": "small", "user": "v"}, quick)
+        for _ in range(200):
+            if "b1" in order:
+                break
+            time.sleep(0.02)
+        assert "b1" in order and "a2" not in order  # the other tenant ran while the big tenant's first job held on
+    finally:
+        release.set()
+        runner.shutdown()
+    assert sorted(order) == ["a1", "a2", "b1"]

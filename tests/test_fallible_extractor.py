@@ -40,18 +40,24 @@ def outcomes(report, raws):
     """What happened to each raw candidate of one ``apply``, in order."""
     rejected = {id(raw): why for raw, why in report.rejected}
     duplicate = {id(raw) for raw, _ in report.duplicates}
-    saved = iter(report.saved)
-    held = iter(report.candidates)
+    held = {f.id: why.code for f, why in report.held}
+    written = iter([f for f in (*report.saved, *report.candidates)])
+    in_order = sorted((*report.saved, *report.candidates), key=lambda f: f.id)  # ids are time-ordered
+    written = iter(in_order)
     result = []
     for raw in raws:
         if id(raw) in rejected:
             result.append(("refuse", rejected[id(raw)].code))
         elif id(raw) in duplicate:
             result.append(("duplicate", None))
-        elif raw.get("kind", "fact") != "fact":
-            result.append(("candidate", next(held).content))
         else:
-            result.append(("commit", next(saved).content))
+            fact = next(written)
+            if fact.id in held:
+                result.append(("hold", held[fact.id]))
+            elif raw.get("kind", "fact") != "fact":
+                result.append(("candidate", fact.content))
+            else:
+                result.append(("commit", fact.content))
     return result
 
 
@@ -140,8 +146,8 @@ def test_refused_text_is_refused_on_every_path(tmp_path, text):
                   "exported_at": "2026-01-01T00:00:00+00:00"}
         from archivist.lifecycle.transfer import import_jsonl
 
-        report = import_jsonl(mem, [json.dumps(header), json.dumps(fact, ensure_ascii=False)], tenant="default")
-        assert report.facts == 0 and len(report.rejected) == 1 and report.rejected[0].startswith("<input>:2: ")
+        with pytest.raises(InvalidInput, match=r"1 bad line; nothing was imported:\n<input>:2: "):
+            import_jsonl(mem, [json.dumps(header), json.dumps(fact, ensure_ascii=False)], tenant="default")
         assert s.facts(include_candidates=True, include_history=True) == []
         assert s.preferences(include_untrusted=True) == [] and s.profile().sections == {}
         with pytest.raises(InvalidInput):

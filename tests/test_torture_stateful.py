@@ -26,7 +26,9 @@ from archivist.testing.embedders import HashEmbedder
 USERS = ["ana", "bo", "chen", "dara", "eli"]
 AGENTS = ["default", "coder"]
 SCOPES = [(u, a) for u in USERS for a in AGENTS]
-WORDS = ["coffee", "python", "中文", "数据库", "tea", "deploy", "解释", "garden", "部署", "review"]
+# Words of statements, never an order ("deploy X" alone is an imperative the gate holds, which
+# this model of the store does not predict: the gate's own cases live in tests/cases/).
+WORDS = ["coffee", "python", "中文", "数据库", "tea", "deployment", "解释", "garden", "部署", "review"]
 KEYS = ["home_city", "editor"]
 T0 = "2026-01-01T00:00:00+00:00"
 
@@ -98,7 +100,9 @@ class MemoryModel(RuleBasedStateMachine):
         word = nonce(self.n)
         until = self.clock.now() + timedelta(days=ttl) if ttl else None
         before = {f.id for f in self.facts.values() if f.scope == scope and f.key == key and f.live} if key else set()
-        fact = self.scope(scope).remember(f"{' '.join(words)} {word} note {self.n}", key=key, valid_until=until)
+        # a plain English statement: nonsense words alone read as no language the gate knows (held)
+        fact = self.scope(scope).remember(f"I keep a note about {' '.join(words)} that is called {word}, and it is "
+                                          f"number {self.n}.", key=key, valid_until=until)
         assert fact.id not in self.facts, "distinct content must never be merged into another fact"
         assert fact.identity.user == scope[0] and fact.identity.agent == scope[1]
         STEPS["supersede" if before else "remember"] += 1

@@ -71,12 +71,15 @@ from .pipeline.governance import (
     check_text,
     gate,
     gate_profile,
+    is_held,
     is_near_duplicate,
     parse_candidate,
     parse_profile_update,
     screen,
+    vet_summary,
 )
-from .pipeline.episodes import EpisodePolicy, build_episodes, part_label
+from .pipeline.episodes import EpisodePolicy, build_episodes, part_label, screen_turn
+from .pipeline.recognise import HELD, doubt_preference
 from .pipeline.statements import locate
 from .write import Writer
 from .index.embed import Embedder, get_embedder
@@ -138,6 +141,7 @@ class ApplyReport:
     warnings: list[str] = field(default_factory=list)
     episodes: list[Fact] = field(default_factory=list)  # turns newly kept as said
     episodes_withheld: list[tuple[str, Rejection]] = field(default_factory=list)  # (message id, why not kept)
+    held: list[tuple[Fact, Rejection]] = field(default_factory=list)  # in ``candidates`` too: why each waits for review
 
     def as_dict(self) -> dict[str, Any]:
         def content(raw: Any) -> Any:
@@ -157,10 +161,13 @@ class ApplyReport:
             "skipped": self.skipped,
             "episodes": [e.id for e in self.episodes],
             "episodes_withheld": [{"message_id": m, "code": r.code, "reason": str(r)} for m, r in self.episodes_withheld],
+            "held": [{"fact_id": f.id, "code": r.code, "reason": str(r)} for f, r in self.held],
         }
 
 
 MAX_QUERY_CHARS = 10_000
+SEARCHED_QUERY_CHARS = 2_000  # a longer query is searched by its first 2,000 characters (bounded work per query)
+PREFERENCE = "preference:"  # a held preference's subject in the review queue
 PAIRED = "together with the turn before it: "  # a refusal of two turns read together
 # a turn a candidate of which the gate refused for one of these is not kept as said either
 WITHHELD = frozenset({"transactional", "prompt_injection", "secret", "forgotten"})
@@ -371,9 +378,15 @@ class _ContextMixin:
             expires = parse_time(expires_at) if isinstance(expires_at, str) else expires_at
         except ValueError:
             raise InvalidInput(f"expires_at is not an ISO-8601 time: {expires_at!r}") from None
+        unsure = doubt_preference(key, value) if trusted else None
         now = self.memory.clock.now()
-        pref = Preference(key, value, bool(trusted), str(source), 0, now, expires)
-        return self.memory.store.put_preference(self.identity, pref, based_on=based_on)
+        pref = Preference(key, value, bool(trusted) and unsure is None, str(source), 0, now, expires)
+        with self._writer() as w:  # held: stored untrusted (never shown) and queued until confirmed
+            stored = self.memory.store.put_preference(self.identity, pref, based_on=based_on)
+            w.release(PREFERENCE + key)
+            if unsure:
+                w.hold(PREFERENCE + key, *unsure)
+        return stored
 
     # -- task state ---------------------------------------------------------------
     def task(self, task_id: str) -> TaskState | None:
@@ -984,6 +997,8 @@ class MemoryScope(_ContextMixin):
                 if decision.action is Action.SUPERSEDE:
                     report.superseded.extend((decision.existing, *decision.retires))
                 (report.candidates if fact.status is Status.CANDIDATE else report.saved).append(fact)
+                if is_held(decision.code):
+                    report.held.append((fact, decision.rejection))
 
     def _apply_profile(self, w: Writer, updates: Iterable[Any], evidence: FilterResult | None,
                        report: ApplyReport) -> None:
@@ -1077,7 +1092,12 @@ class MemoryScope(_ContextMixin):
         if not filtered.has_user:
             return None
         engine = summarizer or RuleSessionSummarizer()
-        fields = check_fields(engine.summarize(history))
+        detect = self.memory.governance.detect_grants
+        # what the gate would not keep as said is not summarized either (a secret, an order, another
+        # language): the summary is built from the turns that may be shown, then each field is vetted
+        shown = [replace(m, content=screen_turn(m.content, detect_grants=detect)[0] or "[withheld]")
+                 if m.role in ("user", "assistant") and m.content else m for m in history]
+        fields = vet_summary(check_fields(engine.summarize(shown)), detect_grants=detect)
         evidence_id = None
         if keep_transcript:
             verdicts = self._screen_rows(filtered)
@@ -1153,6 +1173,8 @@ class MemoryScope(_ContextMixin):
             raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
         if keep is not None and keep not in item["fact_ids"]:
             raise InvalidInput(f"fact {keep!r} is not one of review item {item_id!r}'s facts: {item['fact_ids']}")
+        if item["kind"] == HELD:
+            return self._settle_held(item, keep)
         with self._writer() as w:
             if not self._store.resolve_review_item(self.identity, item_id, w.now):
                 raise ReviewItemNotFound(f"no open review item {item_id!r} in this scope")
@@ -1162,6 +1184,29 @@ class MemoryScope(_ContextMixin):
                     w.retire(fact, Status.SUPERSEDED, code="review", reason=f"the review kept {keep} instead")
             w.note(AuditEntry(w.now, "review", "resolved", f"review item {item_id} resolved"
                               + (f", keeping {keep}" if keep else "")))
+
+    def _settle_held(self, item: dict[str, Any], keep: str | None) -> None:
+        """A held write: ``keep`` (its fact id, or ``preference:<key>``) confirms it — the
+        application's explicit word, the only way held text is ever shown. Without it the
+        item closes and the write stays held (unconfirmed, never shown)."""
+        subject = item["fact_ids"][0]
+        if keep is None:
+            with self._writer() as w:
+                w.release(subject)
+                w.note(AuditEntry(w.now, "review", "dismissed", f"held item {item['id']} dismissed; stays unconfirmed"))
+            return
+        if subject.startswith(PREFERENCE):
+            key = subject[len(PREFERENCE):]
+            pref = next((p for p in self._store.get_preferences(self.identity) if p.key == key), None)
+            if pref is None:
+                raise ReviewItemNotFound(f"preference {key!r} of review item {item['id']!r} is gone")
+            with self._writer() as w:
+                self._store.put_preference(self.identity, replace(pref, trusted=True, updated_at=w.now),
+                                           based_on=pref.version)
+                w.release(subject)
+                w.note(AuditEntry(w.now, "confirm", "confirmed", f"held preference {key!r} confirmed"))
+            return
+        self.confirm(subject)
 
     def forget(self, fact_id: str, *, all_versions: bool = False) -> ForgetReceipt:
         """Forget a fact everywhere: its row, keyword and vector index entries, cached
@@ -1248,6 +1293,7 @@ class MemoryScope(_ContextMixin):
         k = min(k, 100)
         if not query.strip():
             return []
+        query = query[:SEARCHED_QUERY_CHARS]  # what is tagged and embedded is bounded, whatever the caller sends
         # a fact and its source turn may both rank: look a little deeper, then keep one of each pair
         wanted = k + min(k, 10) if len(statuses) > 1 else k
         now = self._now()

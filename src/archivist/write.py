@@ -33,8 +33,11 @@ from .pipeline.governance import (
     compare,
     forgotten,
     gate,
+    held_reason,
+    is_held,
     reject,
 )
+from .pipeline.recognise import HELD, completes_order, order_part
 from .storage.base import Store
 
 
@@ -99,7 +102,27 @@ class Writer:
                 self.store.lift_tombstone(self.identity, cand.content_hash)  # said again, on purpose
             else:
                 return forgotten(cand)
-        return compare(cand, decision, self._known(cand, dedupe))
+        settled = compare(cand, decision, self._known(cand, dedupe))
+        if settled.action in (Action.SAVE, Action.SUPERSEDE):
+            partner = self._completes_order(settled.candidate or cand)
+            if partner is not None:
+                return Decision(Action.CANDIDATE, "held_split_order", f"completes a standing order with {partner.id} "
+                                "(a waiver and an action said apart): held until confirmed", settled.candidate or cand)
+        return settled
+
+    def _completes_order(self, cand: Candidate) -> Fact | None:
+        """A live fact that, read with ``cand``, makes a standing order (a waiver of the
+        user's confirmation in one, an action in the other), on a shared subject."""
+        kind = order_part(cand.content)
+        if kind is None:
+            return None
+        words = set(query_terms(cand.content))
+        for fact in self.store.keyword_search(self.identity, sorted(words), limit=20, live_at=self.now) if words else ():
+            other = fact.fact
+            if other.status is Status.COMMITTED and order_part(other.content) not in (None, kind) and \
+                    completes_order(other.content, cand.content):
+                return other
+        return None
 
     def _known(self, cand: Candidate, dedupe: bool) -> Known:
         project = self.target(cand.scope).project
@@ -149,9 +172,22 @@ class Writer:
             if fact.status is Status.COMMITTED:
                 self.committed.append(fact)
         self._log(_entry(self.now, decision, c, fact))
+        if fact is not None and is_held(decision.code):
+            self.hold(fact.id, decision.code, decision.reason)
         if fact is not None and fact.status is Status.COMMITTED:
             self._settle_contradictions(fact, c.evidence_text or c.content)
         return decision, fact
+
+    def hold(self, subject: str, code: str, reason: str) -> None:
+        """Queue a held write for review: a fact id, or ``preference:<key>``. It is never
+        shown until the application confirms it."""
+        self.store.add_review_item(self.identity, new_id(), HELD, (subject,), f"{code}: {reason}", self.now)
+
+    def release(self, subject: str) -> None:
+        """A held write was confirmed or is gone: its review items close."""
+        for item in self.store.review_items(self.identity):
+            if item["kind"] == HELD and subject in item["fact_ids"]:
+                self.store.resolve_review_item(self.identity, item["id"], self.now)
 
     def _settle_contradictions(self, fact: Fact, said: str) -> None:
         """A new unkeyed fact that contradicts a live one (:func:`~archivist.pipeline.
@@ -225,6 +261,7 @@ class Writer:
                               recorded_at=fact.recorded_at or self.now)
         self.store.update_fact(updated)
         self.committed.append(updated)
+        self.release(fact.id)
         self._log(AuditEntry(self.now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
                              content_hash(fact.content), fact.content), fact.identity)
         return updated
@@ -238,6 +275,10 @@ class Writer:
         self.store.insert_fact(fact)
         if fact.status is Status.COMMITTED:
             self.committed.append(fact)
+        unsure = held_reason(fact) if fact.status is Status.CANDIDATE else None
+        if unsure:
+            code, reason = unsure
+            self.hold(fact.id, *unsure)
         self._log(AuditEntry(self.now, "import", code, reason, fact.id, content_hash(fact.content), fact.content),
                   fact.identity)
 

@@ -204,8 +204,9 @@ def evaluate(
                 clock.set(latest)
                 batch = [_write_item(i, n, latest) for n, i in enumerate(pool.items)]
                 report = scope.remember_many(batch, dedupe=False)
-                if report.rejected:
-                    rejected[pool.name] = [f"{raw.get('evidence_message_id')}: {why}" for raw, why in report.rejected]
+                if report.rejected or report.held:
+                    rejected[pool.name] = [f"{raw.get('evidence_message_id')}: {why}" for raw, why in report.rejected] \
+                        + [f"{f.provenance.message_id}: {why}" for f, why in report.held]
                 items += len(report.saved)
                 for q in pool.queries:
                     done += 1

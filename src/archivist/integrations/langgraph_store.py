@@ -65,6 +65,7 @@ from ..clock import parse_time
 from ..errors import InvalidInput, WriteRejected
 from ..index.text import query_terms
 from ..pipeline.governance import screen
+from ..pipeline.recognise import doubt
 from ..storage.base import graph_item_vectors
 
 log = logging.getLogger(__name__)
@@ -392,6 +393,13 @@ class ArchivistStore(BaseStore):
                 problem = next((p for p in map(screen, texts_read) if p), None)
                 if problem:  # the same content policy as every memory write
                     raise WriteRejected(problem.code, problem.reason)
+                whole = "\n".join(_strings(op.value))  # a waiver in one field and an action in another: one order
+                problem = screen(whole) if len(texts_read) > 3 else None
+                unsure = doubt(whole, addressed_ok=True, requests_ok=True, language_ok=True)  # the application's data
+                if problem:
+                    raise WriteRejected(problem.code, problem.reason)
+                if unsure:  # an item has no unconfirmed state: a held item is not stored (docs/langchain.md)
+                    raise WriteRejected(*unsure)
                 texts += [t for _, t in self._index_texts(op.value, op.index)]
             elif isinstance(op, SearchOp):
                 if op.namespace_prefix:

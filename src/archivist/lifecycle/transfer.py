@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,9 @@ from ..errors import InvalidInput
 from ..jsonl import json_objects
 from ..model import content_hash
 from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
-from ..pipeline.governance import Rejection, admit, screen
+from ..pipeline.governance import Rejection, admit, check_text, is_held, screen, vet_summary
+from ..pipeline.recognise import doubt, doubt_preference
+from ..pipeline.secrets import find_secret
 from ..model import (
     Authority,
     Category,
@@ -49,6 +51,7 @@ from ..model import (
 )
 
 FORMAT, VERSION = "archivist", 1
+MAX_BAD_LINES = 50  # an import that fails names at most this many of its bad lines
 RECORD_TYPES = ("fact", "episode", "profile_section", "preference", "evidence", "summary", "tombstone")
 
 
@@ -189,10 +192,31 @@ class ImportReport:
         return {k: v for k, v in self.__dict__.items()}
 
 
-def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | None) -> tuple[str, list[tuple[int, dict]]]:
+def _lines(lines: Iterable[str], source: str, bad: list[str]) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each line that is a JSON object; every other line is added
+    to ``bad`` by number and reason (not JSON, nested too deep, not an object)."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            bad.append(f"{source}:{number}: not JSON ({exc.msg})")
+            continue
+        except RecursionError:
+            bad.append(f"{source}:{number}: nested too deeply to read")
+            continue
+        if not isinstance(data, dict):
+            bad.append(f"{source}:{number}: a line must be a JSON object")
+            continue
+        yield number, data
+
+
+def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | None,
+                 bad: list[str]) -> tuple[str, list[tuple[int, dict]]]:
     records: list[tuple[int, dict]] = []
     header: dict | None = None
-    for number, data in json_objects(lines, source, InvalidInput):
+    for number, data in _lines(lines, source, bad):
         where = f"{source}:{number}"
         if header is None:
             if data.get("format") != FORMAT:
@@ -205,10 +229,11 @@ def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | Non
             header = data
             continue
         if data.get("type") not in RECORD_TYPES:
-            raise InvalidInput(f"{where}: unknown record type {data.get('type')!r}")
+            bad.append(f"{where}: unknown record type {str(data.get('type'))[:40]!r}")
+            continue
         records.append((number, data))
     if header is None:
-        raise InvalidInput(f"{source}: empty file")
+        raise InvalidInput("\n".join(bad) or f"{source}: empty file")
     exported_user = header.get("user")
     if not isinstance(exported_user, str) or not exported_user:
         raise InvalidInput(f"{source}:1: the header names no user")
@@ -217,18 +242,24 @@ def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | Non
 
 def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None = None,
                  source: str = "<input>") -> ImportReport:
-    """Import an export into (tenant, user) — the exported user unless ``user`` is given."""
-    from .sessions import SessionSummary
+    """Import an export into (tenant, user) — the exported user unless ``user`` is given.
+    Whole or nothing: when any line is bad (not JSON, malformed, or a record the content
+    policy refuses), :class:`InvalidInput` names every bad line by number and reason, and
+    nothing is written. Records the gate holds are imported unconfirmed and queued."""
+    from .sessions import FIELDS, SessionSummary
 
-    target, records = _parse_jsonl(lines, source, tenant, user)
+    bad: list[str] = []
+    target, records = _parse_jsonl(lines, source, tenant, user, bad)
     store = memory.store
     facts: list[tuple[int, Fact]] = []
     episodes: list[tuple[int, Fact]] = []
     other: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
+    other_lines: list[int] = []  # the line of each record in ``other``
     for number, r in records:
         where = f"{source}:{number}"
         kind = r["type"]
+        before = len(other)
         try:
             if kind in ("fact", "episode"):
                 if r.get("tenant") != tenant:
@@ -245,11 +276,14 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 seen[card.id] = number
                 (episodes if kind == "episode" else facts).append((number, card))
             elif kind == "profile_section":
+                check_text(r["summary"], "summary", max_chars=8000)
                 other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
                                                    tuple(r.get("source_message_ids") or ()))))
             elif kind == "preference":
                 if not isinstance(r["trusted"], bool):
                     raise ValueError(f"trusted must be true or false, got {r['trusted']!r}")
+                for name in ("key", "value", "source"):
+                    check_text(r[name], name, max_chars=2000)
                 other.append((kind, Preference(r["key"], r["value"], r["trusted"], r["source"], int(r["version"]),
                                                _time(r["updated_at"], "updated_at"),
                                                _time(r.get("expires_at"), "expires_at", required=False))))
@@ -266,9 +300,11 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                     _time(r["created_at"], "created_at"), r.get("stale_reason"))))
             elif kind == "tombstone":
                 other.append(("tombstone", (r["agent"], r["content_hash"], _time(r["created_at"], "created_at"))))
-        except (KeyError, TypeError, ValueError) as exc:
-            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise InvalidInput(f"{where}: bad {kind} record: {detail}") from None
+        except (KeyError, TypeError, ValueError, AttributeError, InvalidInput, RecursionError) as exc:
+            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(getattr(exc, "reason", exc))[:200]
+            bad.append(f"{where}: bad {kind} record: {detail}")
+            del other[before:]
+        other_lines += [number] * (len(other) - before)
     present = store.fact_ids_present([f.id for _, f in facts])
     if present:
         first = next(n for n, f in facts if f.id in present)
@@ -280,7 +316,7 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
     for number, fact in facts:  # forgotten content stays forgotten; every fact passes the gate
         admitted = admit(fact, memory.governance)
         if isinstance(admitted, Rejection):
-            report.rejected.append(f"{source}:{number}: {admitted}")
+            bad.append(f"{source}:{number}: {admitted}")
         elif store.is_tombstoned(fact.identity, content_hash(fact.content)) and fact.status is Status.COMMITTED:
             report.notes.append(f"{source}:{number}: fact {fact.id} was forgotten here; not imported")
         else:
@@ -292,24 +328,44 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         if episode.id in taken and not _is_episode(store, episode):
             raise InvalidInput(f"{source}:{number}: id {episode.id!r} belongs to a fact in the store, not an episode")
         if len(episode.content) > MAX_EPISODE_CHARS:
-            report.rejected.append(f"{source}:{number}: too_long: an episode holds at most {MAX_EPISODE_CHARS:,} "
-                                   "characters (a longer turn is kept in parts)")
+            bad.append(f"{source}:{number}: too_long: an episode holds at most {MAX_EPISODE_CHARS:,} "
+                       "characters (a longer turn is kept in parts)")
             continue
         text, problem, _ = screen_turn(episode.content, detect_grants=memory.governance.detect_grants)
         problem = problem or next((p for p in (screen(x, detect_grants=memory.governance.detect_grants) for x in
                                                (episode.speaker, episode.context, episode.provenance.evidence_text)
                                                if x) if p), None)
-        if problem is not None:
-            report.rejected.append(f"{source}:{number}: {problem}")
+        if problem is not None and is_held(problem.code):  # not kept as said, as it would not be when said
+            report.notes.append(f"{source}:{number}: episode not kept as said ({problem})")
+        elif problem is not None or text is None:
+            bad.append(f"{source}:{number}: {problem}")
         else:
             said.append(episode.evolve(content=text))
     dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
     facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
-    for kind, item in other:
-        texts = {"profile_section": lambda: [item.summary], "preference": lambda: [item.key, item.value]}.get(kind)
-        problem = next((p for p in map(screen, texts()) if p), None) if texts else None
+    vetted = []
+    for number, (kind, item) in zip(other_lines, other):  # every record passes the content policy; doubt holds
+        if kind == "evidence":
+            problem = screen(item.content, detect_grants=False) if find_secret(item.content) else None
+        elif kind == "profile_section":
+            problem = screen(item.summary) or _held(doubt(item.summary))
+        elif kind == "preference":
+            problem = screen(item.key) or screen(item.value)
+            if problem is None and item.trusted and doubt_preference(item.key, item.value):
+                item = replace(item, trusted=False)  # held: kept, never shown, queued below
+        elif isinstance(item, SessionSummary):
+            item = replace(item, **vet_summary({f: getattr(item, f) for f in FIELDS}))
+            problem = None
+        else:
+            problem = None
         if problem:
-            raise InvalidInput(f"{source}: {kind} refused: {problem}")
+            bad.append(f"{source}:{number}: {kind if kind in RECORD_TYPES else 'summary'} refused: {problem}")
+        vetted.append((kind, item))
+    other = vetted
+    if bad:
+        bad.sort(key=lambda line: int(m.group(1)) if (m := re.match(r".*?:(\d+):", line)) else 0)
+        shown = "\n".join(bad[:MAX_BAD_LINES]) + (f"\n… and {len(bad) - MAX_BAD_LINES} more" if len(bad) > MAX_BAD_LINES else "")
+        raise InvalidInput(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}; nothing was imported:\n{shown}")
     with memory.writer(Identity(tenant, target, "default")) as w:
         for _, fact in _in_link_order(facts):
             w.restore(fact)
@@ -321,6 +377,9 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 report.profile_sections += 1
             elif kind == "preference":
                 store.restore_preference(Identity(tenant, target, "default"), item)
+                unsure = doubt_preference(item.key, item.value)
+                if unsure and not item.trusted:
+                    w.hold("preference:" + item.key, *unsure)
                 report.preferences += 1
             elif kind == "evidence":
                 store.put_evidence(item)
@@ -333,6 +392,10 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
     return report
+
+
+def _held(unsure: tuple[str, str] | None) -> Rejection | None:
+    return Rejection(*unsure) if unsure else None
 
 
 def _rescoped_id(episode: Fact) -> str:

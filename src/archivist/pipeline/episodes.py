@@ -51,6 +51,7 @@ from ..model import (
 from .filtering import Row
 from .governance import Rejection, screen
 from .language import language_of, readable, simplified
+from .recognise import doubt
 from .secrets import find_secret
 
 MAX_EPISODE_CHARS = 4000  # one episode's text; a longer turn is kept in parts
@@ -142,6 +143,9 @@ def screen_turn(text: str, *, detect_grants: bool = True,
                                                        f"({language_of(text)}); not kept as said"), []
     forms = [t for t in dict.fromkeys((text, simplified(text))) if not (passed and t == text)]
     problem = next((p for p in (screen(t, detect_grants=detect_grants) for t in forms) if p), None)
+    unsure = doubt(text, addressed_ok=True, requests_ok=True, orders_ok=not detect_grants) if problem is None else None
+    if unsure:  # a standing order, a disguised turn, one in another language: not kept as said
+        return None, Rejection(*unsure), []
     if problem is None:
         return text, None, []
     if problem.code != "secret":

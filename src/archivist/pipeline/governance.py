@@ -61,9 +61,11 @@ from ..model import (
     sanitize,
 )
 from ..model.attributes import infer_key
+from ..model.screening import screening_form, windows
 from .filtering import FilterResult
 from .grants import find_grant
 from .injection import find_injection
+from .recognise import doubt
 from .secrets import find_secret
 from .statements import (
     is_attributed,
@@ -317,12 +319,15 @@ def screen(text: str, *, detect_grants: bool = True) -> Rejection | None:
     if not text or not text.strip():
         return None
     try:
-        kind = find_secret(text)
+        form = screening_form(text)
+        kind = find_secret(form.plain) or next((k for v in form.views if (k := find_secret(v))), None)
         if kind:
             return Rejection("secret", f"holds a secret or sensitive identifier ({kind}); never stored", kind)
-        if find_injection(text):
+        views = dict.fromkeys((form.plain, *form.views))  # as written (NFKC), then as unmasked
+        pieces = [piece for view in views for piece in windows(view)]  # bounded pieces: linear in the text
+        if any(find_injection(piece) for piece in pieces):
             return Rejection("prompt_injection", "addresses the model's instructions; memory only describes the user")
-        if detect_grants and find_grant(text):
+        if detect_grants and any(find_grant(piece) for piece in pieces):
             return Rejection("transactional", "reads as a grant, waiver or standing order to the assistant; "
                              "never stored as memory")
     except (TypeError, ValueError, RecursionError) as exc:  # hostile text must never break the gate
@@ -369,11 +374,66 @@ def gate(
         key = infer_key(c.content)
         if key:
             c = replace(c, key=key)
+    unsure = doubt_of(c, config)
+    if unsure:
+        return Decision(Action.CANDIDATE, unsure[0], unsure[1], c)
     if c.kind is not Kind.FACT:
         return Decision(Action.CANDIDATE, c.kind.value, f"{c.kind.value}: kept as a candidate until the user confirms it", c)
     if c.scope is FactScope.PROJECT:
         return Decision(Action.SAVE, "accepted", f"a fact of project {project!r}, with evidence", c)
     return Decision(Action.SAVE, "accepted", "user-scoped, durable, descriptive, with evidence", c)
+
+
+def doubt_of(c: Candidate, config: GovernanceConfig = GovernanceConfig()) -> tuple[str, str] | None:
+    """Why a candidate the checks passed is still not recognised (see
+    :mod:`~archivist.pipeline.recognise`): its content (what a model is shown), or the
+    user's words it quotes — a request there ("帮我列个流程") is how people talk, but
+    one that asks for an action means the content describes an order as a habit."""
+    lax = not config.detect_grants  # orders are not looked for (an evaluation's index of every turn)
+    return doubt(c.content, addressed_ok=lax, orders_ok=lax) or \
+        (doubt(c.evidence_text, addressed_ok=True, orders_ok=lax) if c.evidence_text else None)
+
+
+def held_reason(fact: Fact) -> tuple[str, str] | None:
+    """Why a stored fact is held (its content or quote is not recognised), or ``None``."""
+    quote = fact.provenance.evidence_text
+    return doubt(fact.content) or (doubt(quote, addressed_ok=True) if quote else None)
+
+
+def withheld(text: str, *, addressed_ok: bool = True, detect_grants: bool = True) -> str:
+    """``text`` as it may be shown where there is no unconfirmed state to keep it in (a
+    session summary's fields): itself, or ``[withheld: <code>]`` when the content policy
+    refuses it or the gate does not recognise it."""
+    problem = screen(text, detect_grants=detect_grants)
+    code = problem.code if problem else (doubt(text, addressed_ok=addressed_ok, requests_ok=True) or (None,))[0]
+    return text if code is None else f"[withheld: {code}]"
+
+
+def vet_summary(fields: Mapping[str, Any], *, detect_grants: bool = True) -> dict[str, Any]:
+    """A session summary's fields with each text the gate would not show withheld (a goal
+    may be a request for this session's work; a standing order, or anything refused, is not kept)."""
+    out: dict[str, Any] = {}
+    joined = "\n".join(v if isinstance(v, str) else "\n".join(v) for v in fields.values()
+                       if isinstance(v, str) or (isinstance(v, tuple | list) and all(isinstance(x, str) for x in v)))
+    whole = screen(joined, detect_grants=detect_grants)  # a secret or an order split over two fields
+    code = whole.code if whole else (doubt(joined, addressed_ok=True, requests_ok=True) or (None,))[0]
+    if code is not None:
+        return {name: (f"[withheld: {code}]" if isinstance(v, str) and v else
+                       tuple(f"[withheld: {code}]" for _ in v) if isinstance(v, tuple | list) else v)
+                for name, v in fields.items()}
+    for name, value in fields.items():
+        if isinstance(value, str):
+            out[name] = withheld(value, detect_grants=detect_grants) if value else value
+        elif isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
+            out[name] = tuple(withheld(v, detect_grants=detect_grants) for v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def is_held(code: str) -> bool:
+    """A write kept as an unconfirmed candidate until the application confirms it."""
+    return code.startswith("held_")
 
 
 def check_evidence(c: Candidate, evidence: FilterResult | None) -> Decision | None:
@@ -523,6 +583,8 @@ def admit(fact: Fact, config: GovernanceConfig = GovernanceConfig()) -> Fact | R
     if fact.status is Status.COMMITTED and fact.provenance.source_type is SourceType.USER_MESSAGE and \
             (not quote or unsupported(fact.content, quote)):
         return fact.evolve(status=Status.CANDIDATE, recorded_at=None)
+    if fact.status is Status.COMMITTED and held_reason(fact):
+        return fact.evolve(status=Status.CANDIDATE, recorded_at=None)  # held: the writer queues it for review
     return fact
 
 
@@ -559,6 +621,9 @@ def gate_profile(update: ProfileUpdate, evidence: FilterResult | None, config: G
     problem = screen(update.summary, detect_grants=config.detect_grants)
     if problem:
         return problem.code, problem.reason
+    unsure = doubt(update.summary)
+    if unsure:  # a profile has no unconfirmed state: the facts it would state wait in the review queue
+        return unsure
     if evidence is None:
         return None  # an explicit write by the trusted application
     if not update.source_message_ids:

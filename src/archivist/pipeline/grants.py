@@ -36,7 +36,7 @@ _V = (  # side-effecting verbs (stems); every inflection and the nouns ("deploys
     r"deploy|redeploy|ship|releas|publish|roll(?:ing|ed|s)?\s?out|rollout|(?:force[- ]?)?push|merg|rebas|"
     r"land(?:s|ed|ing)?\s+(?:\S+\s+){0,2}?(?:prs?|pull requests?|changes?|diffs?|patch(?:es)?|branch(?:es)?|commits?|"
     r"fix(?:es)?|it|them)\b|"
-    r"cherry[- ]?pick|commit|tag(?:ged|ging)?\s+(?:a\s+|the\s+)?release|delet|remov|drop|wip|truncat|destroy|eras|"
+    r"cherry[- ]?pick|commit(?!ment|tee|ted\s+to\b)|tag(?:ged|ging)?\s+(?:a\s+|the\s+)?release|delet|remov|drop|wip|truncat|destroy|eras|"
     r"purg|nuk|trash|restart|reboot|bounc|shut\s?down|kill|terminat|pay(?!day|check|slip|wall|grade)|paid|settl|"
     r"transfer|wir(?:e|ed|ing)|"
     r"venmo|purchas|buy|bought|refund|send|sent|e-?mail|cc|bcc|cc'd|copy\s+\w+\s+on|copied\s+on|"
@@ -206,6 +206,17 @@ def _actions(sentence: str) -> list[re.Match]:
     return found
 
 
+# A sentence that opens with an action verb in its base form is an order: "Deploy to staging every Friday."
+IMPERATIVE_START = re.compile(rf"^(?:(?:please|pls|just|and|then|also|always|now|so|ok|okay|simply)[,\s]+)*(?:{_DO_BASE})"
+                              rf"(?:\s|$)")
+
+
+def names_action(sentence: str) -> bool:
+    """Whether a (folded) sentence names a side-effecting action on someone else's behalf
+    (not "send me a summary", not an idiom, not a negated or style use)."""
+    return bool(_actions(sentence))
+
+
 _IMPERATIVE_ANY = re.compile(  # an order with any verb: "book the flight …", "直接用我的账号订好"
     r"(?:^|[,;:]\s*|\band\s+)(?:(?:please|pls|just|go|always)\s+)*(?!i\b|we\b|my\b|our\b|the\b|it\b|this\b|that\b|there\b)"
     r"[a-z-]+\s+(?:the|my|our|a|an|it|them|this|that|all|any|every)\b|^(?:以后|今后|直接|请|就|帮我|替我|把|给)"
@@ -281,11 +292,11 @@ _RESTRICTION = re.compile(
 )
 
 
-def _restricts(sentence: str) -> bool:
+def restricts(sentence: str) -> bool:
     """A restriction, not waived in the same breath ("you don't have to check with me
     before restarting" waives; "check with me before restarting" restricts)."""
     m = _RESTRICTION.search(sentence)
-    return m is not None and not re.search(r"(?:don't|do not|doesn't|does not|no need to|needn't|never need to|not|no)\s+"
+    return m is not None and not re.search(r"(?:don't|do not|doesn't|does not|no need to|needn't|never need to|never|not|no)\s+"
                                             r"(?:(?:have|need|want|wish|like)\s+to\s+)?$|(?:不用|不必|无需|别)$",
                                             sentence[max(0, m.start() - 24): m.start()])
 
@@ -297,7 +308,7 @@ def _grant_in(sentence: str) -> str | None:
         return None  # most sentences name no action and hand nothing over: one look settles them
     if _OBEY.search(sentence):
         return "obeys external content"
-    if _restricts(sentence):
+    if restricts(sentence):
         return None
     if _QUESTION.search(sentence):
         return None  # a question asks; it grants nothing (and never proves a fact)
@@ -346,7 +357,7 @@ def find_grant(text: str) -> str | None:
             return f"{why}: {sentence[:100]!r}"
     # "Reimburse the babysitter every Friday. Don't run it by me.": the waiver and the order
     # stand in two sentences of one message
-    waiver = next((s for s in sentences if _STRONG_ALONE.search(s) and not _restricts(s)), None)
+    waiver = next((s for s in sentences if _STRONG_ALONE.search(s) and not restricts(s)), None)
     if waiver and len(sentences) > 1:
         for sentence in sentences:
             if sentence != waiver and not _QUESTION.search(sentence) and _actions(sentence) and (

@@ -78,7 +78,22 @@ _INJECTION = re.compile(
 )
 
 
+# Text that speaks as the system, an administrator or a note to the model, and role lines
+# on any line of the text as written (folding joins lines, so these read the text as given).
+_SPOOFED = re.compile(
+    r"(?m)^\s*(?:system|developer|assistant|admin(?:istrator)?|root)\s*(?:message|prompt|notice)?\s*[:：]|"
+    r"\[\s*(?:system|admin|developer|root|moderator)\b[^\]\n]{0,30}\]|"
+    r"\b(?:system|admin|administrator|developer|security|policy)\s+(?:notice|override|update|directive|message|alert)\s*[:：\]]|"
+    r"\b(?:admin|administrator|system|root)\s+override\b|"
+    r"\bnote\s+to\s+(?:the\s+|any\s+|future\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent)s?\b|"
+    r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|tool)[\"']|(?m:^\s*role\s*:\s*(?:system|developer)\s*$)|"
+    r"<!--\s*(?:assistant|system|ai|model|developer|instructions?)\s*:|"
+    r"\b(?:safety|content|privacy)\s+polic(?:y|ies)\s+(?:has|have)\s+been\s+(?:updated|changed|lifted|removed)\b",
+    re.I,
+)
+
+
 def find_injection(text: str) -> str | None:
     """The instruction-addressing phrase found in ``text``, or ``None``."""
-    m = _INJECTION.search(normalize(text or ""))
+    m = _INJECTION.search(normalize(text or "")) or _SPOOFED.search(text or "")
     return m.group(0) if m else None

@@ -27,6 +27,7 @@ from functools import lru_cache
 from ..model.folding import simplified
 
 READ = ("en", "zh")
+NO_LANGUAGE = ("zxx", "und")  # "no linguistic content" (ids, hashes, codes): nothing another language says
 MIN_SHARE = 0.05
 CONFIDENT = 0.15  # a language other than ours this likely, and ours unlikely: not readable
 SHORT_WORDS = 4
@@ -35,6 +36,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|\n+")
 CHUNK_WORDS = 6  # a run this long is identified reliably enough
 _HAN_ONLY = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # words so common in English that a text made of a third of them is English (identification is
 # then skipped: it is the costly part of keeping a turn)
 _FUNCTION = frozenset("""the a an and or but of to in on at for with from by as is are was were be been am it
@@ -53,11 +55,12 @@ def _identifier():
     return langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
 
 
-def readable(text: str) -> bool:
+def readable(text: str, *, confident: float = CONFIDENT) -> bool:
     """True when the gate can read every part of ``text``: each run of sentences of at least
     :data:`CHUNK_WORDS` words (an order in another language after English small talk is not
-    read by the detectors either)."""
-    return all(_readable(chunk) for chunk in _chunks(text))
+    read by the detectors either). ``confident``: how likely another language must be to
+    count (an application's key-value data, short and often not prose, uses a high bar)."""
+    return all(_readable(chunk, confident) for chunk in _chunks(text))
 
 
 def _chunks(text: str) -> list[str]:
@@ -78,18 +81,25 @@ def _chunks(text: str) -> list[str]:
     return chunks or [text]
 
 
-def _readable(text: str) -> bool:
+def _readable(text: str, confident: float = CONFIDENT) -> bool:
     words = _WORDS.findall(text)
     if not words:
         return True  # digits, punctuation, emoji: nothing a detector reads differently by language
     if text.isascii() and (len(words) < SHORT_WORDS or _plainly_english(words)):
         return True
+    latin = [w for w in words if w.isascii()]
+    if len(latin) == len(words) - sum(bool(_HAN_ONLY.fullmatch(w)) for w in words) and _HAN.search(text) and \
+            len(latin) <= SHORT_WORDS:
+        return True  # Chinese with a few Latin words ("我用 VS Code", "coffee 解释 note"): both are read
+    if len(latin) >= 2 and len(latin) * 3 >= len(words) * 2 and len(words) - len(latin) <= 2 and \
+            sum(w.lower() in _FUNCTION for w in latin) * 3 >= len(latin):
+        return True  # English with a name in another script: "My name is Алиса.", "Σίσυφος is a myth."
     if all(_HAN_ONLY.fullmatch(w) for w in words):
         return True  # Han characters only (no kana, no hangul): Chinese
     ranked = _identifier().rank(text[:2000])
     ours = sum(share for lang, share in ranked if lang in READ)
-    other = max((share for lang, share in ranked if lang not in READ), default=0.0)
-    return ours >= MIN_SHARE or other < CONFIDENT  # unsure of every language (slang, names): not another one
+    other = max((share for lang, share in ranked if lang not in READ and lang not in NO_LANGUAGE), default=0.0)
+    return ours >= MIN_SHARE or other < confident  # unsure of every language (slang, names): not another one
 
 
 def language_of(text: str) -> str:

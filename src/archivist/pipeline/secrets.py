@@ -1,19 +1,31 @@
 """Secrets and sensitive identifiers, which memory never keeps.
 
-Credentials (API keys and tokens by known prefix or by length and entropy, passwords
-said as such, private keys) and identifiers whose leak harms the user (Chinese
-resident ID numbers with a valid check digit, US social security numbers, payment
-card numbers that pass the Luhn check). A refused write keeps only the kind and a
-hash in the audit trail, never the text.
+Credentials (API keys and tokens by known prefix — ``detect-secrets``' credential
+detectors — or by length and entropy, passwords and PINs said as such in English,
+Chinese and the other languages listed in :data:`_SECRET_WORDS`, login and password
+pairs, private keys, BIP-39 recovery phrases from ``mnemonic``'s word lists) and
+identifiers whose leak harms the user, by their check digits with ``python-stdnum``:
+IBANs, payment cards (Luhn, also when the number is split over sentences), Chinese
+resident ids, Spanish DNI/NIE, US social security numbers, and any number named as an
+id, card, account or code. A refused write keeps only the kind and a hash in the
+audit trail, never the text.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
+from typing import Any
 
 import unicodedata
+
+from stdnum import iban, luhn
+from stdnum.br import cpf
+from stdnum.es import dni, nie
+from stdnum.fr import nir
+from stdnum.kr import rrn
 
 from ..model.folding import sanitize
 
@@ -30,9 +42,13 @@ _CONTEXT_HEX = re.compile(r"\b(?:token|key|secret|auth|bearer|api|password|passw
                           r"\b([0-9a-f]{24,}|[A-Za-z0-9_\-]{20,})\b", re.I)
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
 _PASSWORD = re.compile(
-    r"\b(?:password|passwd|pwd|pw|passcode|passphrase|pin(?: code| number)?|secret|api[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token|token)\b\s*(?P<said>is|was|=|:|：|is set to|is now|reads|of)?\s*[\"'“‘]?(\S{4,})|"
-    r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|取款密码|验证码|令牌|\btoken\b|\bpin(?:码|\b))\s*(?:是|为|=|:|：|改成了?|设成了?|设置为|"
+    r"\b(?:password|passwd|pwd|pw|pass(?=\s*[:=：])|passcode|passphrase|pin(?: code| number)?|secret|api[ _-]?key|access[ _-]?token|"
+    r"passwort|kennwort|contrase[ñn]a|clave|mot de passe|mdp|senha|wachtwoord|l[öo]senord|has[łl]o|parola|[şs]ifre|"
+    r"salasana|adgangskode|passord|heslo|jelszó|пароль|пин-?код|"
+    r"auth[ _-]?token|token)\b\s*(?P<said>is|was|=|:|：|is set to|is now|reads|of|ist|lautet|war|es|era|est|é|"
+    r"é a|это|—)?\s*[\"'“‘]?(\S{4,})|"
+    r"(?:密码|口令|密钥|秘钥|私钥|支付密码|登录密码|取款密码|验证码|令牌|暗証番号|パスワード|비밀번호|암호|\btoken\b|"
+    r"\bpin(?:码|\b))\s*(?:は|는|은|:|：)?\s*(?:是|为|=|:|：|改成了?|设成了?|设置为|"
     r"我设的是|设的是|就是)?\s*(\S{4,})",
     re.I,
 )
@@ -116,6 +132,133 @@ def _skeleton(text: str) -> str:
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn").translate(_LOOKALIKES)
 
 
+# The words that name a password or a PIN in the languages above, for a value written
+# with spaces ("my PIN is 4 8 2 1") or a login given with it.
+_SECRET_WORDS = (r"password|passwd|pwd|pw|pass(?=\s*[:=：])|passcode|pin(?: code| number)?|passwort|kennwort|contrase[ñn]a|clave|"
+                 r"mot de passe|mdp|senha|wachtwoord|parola|пароль|пин-?код|密码|口令|暗証番号|パスワード|비밀번호|암호")
+# One-time codes and document numbers said as such: "the 2FA code … is 839201", "passport no. X1234567".
+_CODES = re.compile(r"\b(?:2fa|mfa|otp|one-time|one time|verification|security|confirmation|auth(?:entication)?|sms|"
+                    r"login|access)\s+(?:code|pin|token)\b[^.\n]{0,40}?\b\d{4,8}\b|"
+                    r"(?:验证码|校验码|动态码|安全码)[^。\n]{0,12}?\d{4,8}|"
+                    r"\bpassport\s*(?:no\.?|number|num|#)?\s*(?:is\s+|:\s*)?[A-Z]{0,2}\d{6,9}\b|护照号?(?:码)?\s*(?:是|:|：)?\s*"
+                    r"[A-Z]{0,2}\d{6,9}", re.I)
+# A password given after an arrow, a dash, or "for the router is".
+_PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>|–|—|\s-\s|[:：=]|\s(?:is|ist|lautet|es|est|é|"
+                             rf"c'est|era|è|это|は|是|为)\s|\bfor\s+(?:the\s+|my\s+)?\w+(?:\s+\w+)?\s+(?:is|are)\b)"
+                             rf"\s*[\"'“‘]?(\S{{4,}})", re.I)
+# A login given with its password without the word ("Netflix login is jenny@x.org / Sunflower!88"),
+# a lock's combination, the start or end of a PIN or code.
+_LOGIN_GIVEN = re.compile(r"\b(?:login|log-?in|sign-?in|credentials?|account|user(?:name)?|账号|帐号|登录)\b[^\n]{0,20}?"
+                          r"\S+@\S+|\b(?:login|log-?in|credentials?)\s*(?:is|:)\s*\S{3,}\s*[/|]\s*(\S{6,})", re.I)
+_LOGIN_PAIR2 = re.compile(r"\S+@\S+\.\w+\s*[/|:,]\s*(\S{6,})")
+_COMBINATION = re.compile(r"\b(?:safe|lock|padlock|locker|vault)\b[^.\n]{0,40}?\b\d{1,3}\s*(?:left|right|l|r)\b[^.\n]{0,12}?"
+                          r"\d{1,3}\s*(?:left|right|l|r)\b|保险(?:箱|柜).{0,20}\d{1,3}.{0,4}[左右].{0,6}\d{1,3}", re.I)
+_PARTIAL_PIN = re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
+                          r"(?:\w+\s+){0,3}?(?:with\s+|are\s+|is\s+)?\d{2,}|(?:密码|口令)[^。\n]{0,20}?(?:开头|结尾|前|后)[^。\n]{0,6}?\d{2,}",
+                          re.I)
+_SPACED_PIN = re.compile(rf"(?:{_SECRET_WORDS})\s*(?:is|was|ist|es|est|é|は|는|은|是|为|:|：|=)?\s*(?:\d[\s.\-]?){{4,}}", re.I)
+_LOGIN_PAIR = re.compile(r"\b(?:login|user(?:name)?|user id|account|e-?mail|benutzer(?:name)?|usuario|identifiant|"
+                         r"логин|用户名|账号|帐号)\b\s*(?:is|:|：|=|是)?\s*\S{2,}[\s,;/|]+(?:and\s+)?(?:the\s+)?"
+                         rf"(?:{_SECRET_WORDS})\b\s*(?:is|:|：|=|是)?\s*\S{{3,}}", re.I)
+_CARD_WORDS = re.compile(r"\b(?:card|visa|mastercard|amex|maestro|discover|cc|number|digits|rest|remaining|ends?)\b|"
+                         r"卡|卡号|号码|尾号|后几位|剩下", re.I)
+_DIGIT_GROUP = re.compile(r"(?<![\w.\-])\d{3,}(?:[ \-.]\d{3,})*(?![\w])")  # standalone runs, not ids or hashes
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ \-]?[A-Z0-9]){11,30}\b")
+_DNI = re.compile(r"\b[XYZ]?\d{7,8}[- ]?[A-Z]\b")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _credential_detectors() -> tuple[Any, ...]:
+    """detect-secrets' detectors of known credential formats (not its keyword and entropy
+    guesses, nor public IPs: those are read here with the words that name them)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    skip = {"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
+    return tuple(cls() for cls in get_mapping_from_secret_type_to_class().values() if cls.__name__ not in skip)
+
+
+@functools.lru_cache(maxsize=1)
+def _bip39() -> frozenset[str]:
+    from mnemonic import Mnemonic
+
+    words: set[str] = set()
+    for language in ("english", "spanish", "french", "italian", "portuguese", "czech", "turkish"):
+        words |= set(Mnemonic(language).wordlist)
+    return frozenset(words)
+
+
+_NAMED_PHRASE = re.compile(r"\b(?:seed|recovery|backup|secret|mnemonic|wallet)\s+(?:phrase|words|key)\b|\bmnemonic\b|"
+                           r"\b(?:ledger|trezor|metamask|wallet)\b|助记词|恢复短语|种子短语", re.I)
+
+
+def _recovery_phrase(text: str) -> bool:
+    """A wallet's seed: twelve or more words in a row every one from a BIP-39 word list, or,
+    in a text that names a seed, recovery phrase or wallet, twelve words in a row of which
+    at least eight are."""
+    words, run, known, named = _bip39(), 0, [], bool(_NAMED_PHRASE.search(text))
+    for w in _WORD.findall(text.lower()):
+        run = run + 1 if w in words and len(w) >= 3 else 0
+        if run >= 12:
+            return True
+        known = (known + [w in words])[-12:]
+        if named and len(known) == 12 and sum(known) >= 8:
+            return True
+    return False
+
+
+def _known_credential(text: str) -> bool:
+    for piece in (text[i:i + 2000] for i in range(0, len(text), 1800)):
+        for detector in _credential_detectors():
+            try:
+                if detector.analyze_line(filename="memory", line=piece):
+                    return True
+            except Exception:  # a detector that cannot read a line reads nothing in it
+                continue
+    return False
+
+
+def _split_card(text: str) -> bool:
+    """A card number given in pieces ("starts with 4111 1111. The rest is 1111 1111."):
+    consecutive digit groups that together pass the Luhn check, in a text that names a card."""
+    if not _CARD_WORDS.search(text):
+        return False
+    groups = [re.sub(r"\D", "", g) for g in _DIGIT_GROUP.findall(text)]
+    for i in range(len(groups)):
+        joined = ""
+        for group in groups[i:i + 6]:
+            joined += group
+            if len(joined) > 19:
+                break
+            if 13 <= len(joined) and len(set(joined)) > 1 and luhn.is_valid(joined) and len(groups) > 1:
+                return True
+    return False
+
+
+_CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
+
+
+_SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{11,22}\d(?![\d])")
+
+
+def _standard_number(text: str) -> str | None:
+    upper = text.upper()
+    for m in _SPACED_DIGITS.finditer(text):  # national ids written with spaces or dashes
+        digits = re.sub(r"\D", "", m.group(0))
+        if (len(digits) == 15 and nir.is_valid(digits)) or (len(digits) == 13 and rrn.is_valid(digits)):
+            return "national_id"
+    for m in _CPF.finditer(text):
+        if cpf.is_valid(m.group(0)):
+            return "national_id"
+    for m in _IBAN.finditer(upper):
+        if iban.is_valid(m.group(0)):
+            return "bank_account"
+    for m in _DNI.finditer(upper):
+        if dni.is_valid(m.group(0)) or nie.is_valid(m.group(0)):
+            return "national_id"
+    return None
+
+
 def find_secret(text: str) -> str | None:
     """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
     ``national_id``, ``payment_card``, ``token``), or ``None``. Digits are read with
@@ -134,8 +277,31 @@ def find_secret(text: str) -> str | None:
 def _find_secret(t: str) -> str | None:
     if _PRIVATE_KEY.search(t):
         return "private_key"
-    if _PREFIXED.search(t):
+    if _PREFIXED.search(t) or _known_credential(t):
         return "api_key"
+    if _LOGIN_PAIR.search(t):
+        return "password"
+    if _SPACED_PIN.search(t) or _COMBINATION.search(t) or _PARTIAL_PIN.search(t):
+        return "password"
+    for m in (*_LOGIN_GIVEN.finditer(t), *_LOGIN_PAIR2.finditer(t)):
+        value = m.group(1) if m.lastindex else None
+        if value is None:
+            after = _LOGIN_PAIR2.search(t, m.end() - 1) or _LOGIN_PAIR2.search(t)
+            value = after.group(1) if after else None
+        if value and _password_like(value):
+            return "password"
+    for m in _PASSWORD_GIVEN.finditer(t):
+        if _password_like(m.group(1)):
+            return "password"
+    if _CODES.search(t):
+        return "password" if not re.search(r"passport|护照", t, re.I) else "national_id"
+    if _recovery_phrase(t):
+        return "recovery_phrase"
+    number = _standard_number(t)
+    if number:
+        return number
+    if _split_card(t):
+        return "payment_card"
     if _URL_PASSWORD.search(t):
         return "password"
     for m in _PASSWORD.finditer(t):

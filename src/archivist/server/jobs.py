@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 JOB_TTL = 3600.0  # seconds a finished job's report stays readable
@@ -31,7 +32,11 @@ class JobRunner:
         self.wait_on_forget = 60.0  # seconds a forget waits for the user's running jobs
         self._memory = memory
         self._jobs: dict[str, dict[str, Any]] = {}
-        self._futures: dict[str, Future] = {}
+        self._done: dict[str, threading.Event] = {}  # set when a job has run (or will never run)
+        self._pending: dict[str, deque] = {}  # tenant -> its queued (job, work), oldest first
+        self._turns: deque[str] = deque()  # tenants with queued jobs, in turn
+        self._running: dict[str, int] = {}  # tenant -> jobs running now
+        self._deferred = 0  # pool turns that found every waiting tenant at its share
         self._ended: dict[str, float] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -45,43 +50,91 @@ class JobRunner:
             return self._jobs.get(job_id)
 
     def submit(self, job: dict[str, Any], work: Callable[[dict[str, Any]], None]) -> None:
-        """Run ``work(job)`` in the pool; ``job`` needs ``id``, ``tenant`` and ``user``."""
-        def run() -> None:
-            if job.get("cancelled"):
-                return
-            try:
-                work(job)
-            finally:
-                if job.get("cancelled"):  # its user was forgotten while it ran: its writes go too
-                    self._memory.store.forget_user(job["tenant"], job["user"])
-                    job["status"] = "cancelled"
-                with self._lock:
-                    self._ended[job["id"]] = self.clock()
-
+        """Queue ``work(job)``; ``job`` needs ``id``, ``tenant`` and ``user``. Jobs run in turn
+        by tenant (round robin), and one tenant runs at most ``workers - 1`` jobs at once, so a
+        worker is always free for another tenant: large jobs of one tenant never starve another."""
         with self._lock:
             self._prune()
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="archivist-ingest")
             self._jobs[job["id"]] = job
-            self._futures[job["id"]] = self._pool.submit(run)
+            self._done[job["id"]] = threading.Event()
+            tenant = job["tenant"]
+            if tenant not in self._pending:
+                self._pending[tenant] = deque()
+                self._turns.append(tenant)
+            self._pending[tenant].append((job, work))
+            self._pool.submit(self._run_next)
+
+    def _next(self) -> tuple[dict[str, Any], Callable[[dict[str, Any]], None]] | None:
+        """The next job to run, tenants in turn, none of a tenant at its share (lock held)."""
+        share = max(1, self.workers - 1)  # one worker always left for another tenant's job
+        for _ in range(len(self._turns)):
+            tenant = self._turns[0]
+            self._turns.rotate(-1)
+            queue = self._pending.get(tenant)
+            if queue and self._running.get(tenant, 0) < share:
+                job, work = queue.popleft()
+                if not queue:
+                    del self._pending[tenant]
+                    self._turns.remove(tenant)
+                self._running[tenant] = self._running.get(tenant, 0) + 1
+                return job, work
+        return None
+
+    def _run_next(self) -> None:
+        with self._lock:
+            picked = self._next()
+            if picked is None:  # every waiting tenant is at its share: a job that ends runs this turn again
+                self._deferred += bool(self._pending)
+                return
+        job, work = picked
+        try:
+            if not job.get("cancelled"):
+                try:
+                    work(job)
+                finally:
+                    if job.get("cancelled"):  # its user was forgotten while it ran: its writes go too
+                        self._memory.store.forget_user(job["tenant"], job["user"])
+                        job["status"] = "cancelled"
+        finally:
+            with self._lock:
+                self._ended[job["id"]] = self.clock()
+                self._running[job["tenant"]] -= 1
+                done = self._done.get(job["id"])
+                again, self._deferred = self._deferred, 0
+                pool = self._pool
+            if done is not None:
+                done.set()
+            for _ in range(again):
+                if pool is not None:
+                    pool.submit(self._run_next)
 
     def discard_user(self, tenant: str, user: str, timeout: float | None = None) -> int:
         """Cancel the user's queued jobs, wait for their running ones, delete their reports."""
         with self._lock:
             mine = [jid for jid, job in self._jobs.items() if (job["tenant"], job["user"]) == (tenant, user)]
-            running = []
+            queued = self._pending.get(tenant, deque())
+            waiting = {job["id"] for job, _ in queued if job["user"] == user}
             for jid in mine:
                 self._jobs[jid]["status"] = "cancelled"
                 self._jobs[jid]["cancelled"] = True
-                future = self._futures.get(jid)
-                if future is not None and not future.cancel():
-                    running.append(future)
-        wait(running, timeout=self.wait_on_forget if timeout is None else timeout)
+            if waiting:  # not started: they never run
+                kept = deque((job, work) for job, work in queued if job["id"] not in waiting)
+                if kept:
+                    self._pending[tenant] = kept
+                else:
+                    self._pending.pop(tenant, None)
+                    if tenant in self._turns:
+                        self._turns.remove(tenant)
+            running = [self._done[jid] for jid in mine if jid not in waiting and jid not in self._ended
+                       and jid in self._done]
+        deadline = time.monotonic() + (self.wait_on_forget if timeout is None else timeout)
+        for done in running:
+            done.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
             for jid in mine:
-                self._jobs.pop(jid, None)
-                self._futures.pop(jid, None)
-                self._ended.pop(jid, None)
+                self._forget_job(jid)
         return len(mine)
 
     def discard_words(self, tenant: str, user: str, quotes: list[str]) -> int:
@@ -101,6 +154,11 @@ class JobRunner:
         return changed
 
     def shutdown(self) -> None:
+        """Run what is queued, then stop the workers."""
+        with self._lock:
+            events = [e for jid, e in self._done.items() if jid not in self._ended and not self._jobs[jid].get("cancelled")]
+        for done in events:
+            done.wait()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -117,7 +175,7 @@ class JobRunner:
 
     def _forget_job(self, jid: str) -> None:
         self._jobs.pop(jid, None)
-        self._futures.pop(jid, None)
+        self._done.pop(jid, None)
         self._ended.pop(jid, None)
 
 
