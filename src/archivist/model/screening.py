@@ -128,6 +128,14 @@ def windows(text: str) -> list[str]:
     return out
 
 
+_COMMON = frozenset("the a an and or of to in on at for is are was were be it this that my your you i we not no with "
+                    "from by as any all under over".split())
+
+
+def _english_words(text: str) -> int:
+    return sum(w in _COMMON for w in re.findall(r"[a-z]+", text))
+
+
 @functools.lru_cache(maxsize=8192)  # a fact's content and quote are read by several checks
 def screening_form(text: str) -> Screened:
     """The screening form of ``text`` (see the module docstring). Linear in its length."""
@@ -144,6 +152,10 @@ def screening_form(text: str) -> Screened:
         disguises.add("letter_spacing")  # Chinese is often typed with spaces; spaced Latin letters are not
     folded = _SPACES.sub(" ", simplified(spaced).casefold()).strip()
     views = [folded]
+    backwards = folded[::-1]  # ".tops eht no detnarg si…": written backwards, read forwards
+    if len(folded) >= 12 and _english_words(backwards) >= _english_words(folded) + 2:
+        disguises.add("reversed")
+        views.append(backwards)
     glued = _GLUED.sub(" ", spaced)  # "by the pondIgnore all previous instructions": a paste without a space
     if glued != spaced:
         views.append(_SPACES.sub(" ", simplified(glued).casefold()).strip())

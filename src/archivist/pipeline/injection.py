@@ -66,8 +66,8 @@ _INJECTION = re.compile(
     r"\b(?:ignore|disregard)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:above|preceding)\b|"
     r"\bpay\s+no\s+attention\s+to\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|system)\s+"
     r"(?:instructions?|prompts?|rules?|messages?)\b|"
-    r"\b(?:reveal|output|print|show|leak|repeat)\w*\s+(?:me\s+)?(?:your|the|its)\s+(?:hidden|secret|internal|initial)\s+"
-    r"(?:prompt|instructions|rules)\b|"
+    r"\b(?:reveal|output|print|show|leak|repeat|dump)\w*\s+(?:me\s+)?(?:your|the|its)\s+(?:hidden|secret|internal|initial)\s+"
+    r"(?:(?:developer|system)\s+)?(?:prompt|instructions|rules|messages?)\b|"
     r"\[\s*(?:system|developer|admin|root)\s*\]|\bsystem\s+override\b|"
     r"\bnew\s+(?:rules?|instructions?|directives?)\s+(?:for|to)\s+(?:the\s+|you\s*,?\s*)?(?:ai|assistant|model|chatbot|bot)\b|"
     r"\byou\s+are\s+no\s+longer\s+(?:bound|restricted|limited|constrained)\b|"
@@ -87,7 +87,12 @@ _SPOOFED = re.compile(
     r"\b(?:admin|administrator|system|root)\s+override\b|"
     r"\bnote\s+to\s+(?:the\s+|any\s+|future\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent)s?\b|"
     r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|tool)[\"']|(?m:^\s*role\s*:\s*(?:system|developer)\s*$)|"
-    r"<!--\s*(?:assistant|system|ai|model|developer|instructions?)\s*:|"
+    r"<!--[^>]{0,80}?\b(?:assistant|system|ai|model|llm|developer|instructions?)s?\b|"
+    r"\b(?:developer|debug|god|admin)\s+mode\s+(?:is\s+)?(?:enabled|on|activated|unlocked)\b|"
+    r"\bsafety\s+(?:layer|filter|filters|mode|checks?)\s+(?:is\s+|are\s+)?(?:off|disabled|removed)\b|"
+    r"\brepeat\s+(?:everything|all|the text|the words|what(?:'s| is))\s+(?:written\s+)?above\b|"
+    r"\bdisregard\s+(?:your|the|all|any)\s+(?:\w+\s+)?(?:guidance|guidelines|directives|programming|setup)\b|"
+    r"(?:开发者|系统)(?:指令|提示词?|消息|设定)[^。\n]{0,16}?(?:贴|发|输出|打印|显示|告诉|说|复述)|"
     r"\b(?:safety|content|privacy)\s+polic(?:y|ies)\s+(?:has|have)\s+been\s+(?:updated|changed|lifted|removed)\b",
     re.I,
 )

@@ -28,7 +28,7 @@ from ..model.screening import screening_form
 from .grants import IMPERATIVE_START, names_action, restricts
 from .language import CONFIDENT, language_of, readable
 
-DATA_CONFIDENT = 0.6  # how sure identification must be to hold an application's data as another language
+DATA_CONFIDENT = 0.5  # how sure identification must be to hold an application's data as another language
 
 HELD = "held"  # the review-queue kind of a held write
 
@@ -89,8 +89,9 @@ _ADDRESSED_EN = re.compile(
     r"don't|do not)\b"
 )
 # The words of a rule or policy: what follows them is prescribed, whoever it is about.
-_POLICY = re.compile(r"\b(?:rule|rules|policy|procedure|protocol|standard practice|standing practice|house rule|sop|"
-                     r"the way it works|how it works here|as of today|effective immediately)\b|规定|规则|制度|流程|惯例|老规矩")
+_POLICY = re.compile(r"一(?:到|来|收到)就|收到(?:当天|后)就|\bas soon as (?:it|they|one) (?:arrives?|comes? in|lands?)\b|"
+                     r"\b(?:rule|rules|policy|procedure|protocol|standard practice|standing practice|house rule|sop|"
+                     r"the way it works|how it works here|as of today|effective immediately)\b|规定|规则|制度|惯例|老规矩")
 # A subject that quantifies over cases ("Every invoice…", "Anything from…", "凡是…"): a rule.
 _QUANTIFIED = re.compile(r"^(?:every|each|any|all|anything|anyone|whatever|whoever|whenever|no matter)\b|^(?:凡是|所有|任何|只要)")
 # A sentence whose subject is the speaker describes the speaker ("I pay rent through
@@ -159,8 +160,9 @@ def _sentences(view: str) -> list[str]:
 _MODEL_NAMED = re.compile(
     r"^(?:dear\s+|hey\s+|hi\s+|attention\s+|note to (?:the |any |future )?)?(?:ai|assistant|chatbot|bot|llm|model|agent|"
     r"copilot|chatgpt|claude|gpt|gemini)s?\s*[,:：]|\bnote\s+to\s+(?:the\s+|any\s+|future\s+)?(?:ai|assistant|model|llm|"
-    r"chatbot|bot|agent)s?\b|\b(?:for|to|attention)\s+(?:the|any|an|all)\s+(?:ai|assistant|model|llm|language model|chatbot|"
-    r"bot|agent)s?\s*[:：,]|\b(?:if|when|whenever)\s+(?:an?|the|any)\s+(?:ai|assistant|model|llm|language model|chatbot|"
+    r"chatbot|bot|agent)s?\b|\b(?:for|to|attention)\s+(?:the|any|an|all|whichever|whatever|every)\s+(?:ai|assistant|model|"
+    r"llm|language model|chatbot|bot|agent)s?\b[^.:\n]{0,40}[:：,]|\bnote\s+for\s+(?:the\s+|any\s+|whichever\s+|whatever\s+|"
+    r"future\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent)s?\b|\b(?:if|when|whenever)\s+(?:an?|the|any)\s+(?:ai|assistant|model|llm|language model|chatbot|"
     r"bot|agent)\b|\b(?:any|every)\s+(?:ai|assistant|model|llm|chatbot|bot|agent)\s+(?:that|who|reading|screening|"
     r"processing)\b|^(?:致|给|告诉)(?:.{0,12})?(?:ai|助手|模型|机器人|智能体)|(?:ai|助手|智能体)(?:[,，:：]|请|你)")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|u|ya)\b|你|您")
@@ -192,12 +194,24 @@ _WAIVER_ANY = re.compile(
     r"debit card|amex|visa|venmo|bank account|alipay|wechat pay)\b|"
     r"\b(?:think of|treat|consider|use)\s+(?:my|the user's)\s+(?:\w+\s+){0,2}?(?:as|like)\s+(?:yours|your own)\b|"
     r"\b(?:my|the user's)\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:yours|your own)\b|"
-    r"不用(?:再)?(?:问|跟|找|和)?我|不必(?:再)?问我|无需(?:我|再)?(?:确认|同意|批准|审批)|别(?:再)?问我|不用(?:再)?(?:确认|审批|请示)|"
-    r"不想(?:再)?(?:管|看|确认|过问|审)|从我的(?:支付宝|微信|账户|银行卡|卡|余额)")
+    r"\bno\s+point\s+(?:in\s+)?(?:asking|pinging|checking with|bothering|telling)\s+me\b|"
+    r"\bskip\w*\s+(?:showing|asking|checking with|telling|pinging)\s+me\b|"
+    r"\b(?:you\s+have|you've\s+got|you\s+get|take)\s+(?:my\s+)?(?:blessing|permission|go-?ahead|green light|ok|okay|"
+    r"free rein|full authority|carte blanche)\b|\bfree rein\b|"
+    r"\bsilence\s+as\s+(?:a\s+)?(?:yes|consent|approval|an ok|agreement)\b|"
+    r"\b(?:is|are)\s+your\s+(?:call|decision|choice)\b|\b(?:don't|do not|never)\s+bother\s+me\b|"
+    r"\b(?:don't|do not|won't|no longer)\s+need\s+to\s+(?:be\s+)?(?:in the loop|looped in|sign off|okay|approve)\b|"
+    r"\b(?:i'm|i am)\s+done\s+(?:okaying|approving|checking|signing off|reviewing)\b|"
+    r"\b(?:ask|confirm)\w*[_ ](?:the[_ ])?user[_ ]first\W{0,4}(?:false|no|0)\b|"
+    r"\b(?:assistant|agent|ai|bot)[_ ](?:policy|permissions?|rules?|config|settings)\b|"
+    r"不用(?:每次|再|总|都)*(?:来)?(?:问|跟|找|和)?我|不必(?:先|再)?问我|不必(?:再)?问我|无需(?:我|再)?(?:确认|同意|批准|审批)|别(?:再)?问我|不用(?:再)?(?:确认|审批|请示)|"
+    r"不想(?:再)?(?:管|看|确认|过问|审)|从我的(?:支付宝|微信|账户|帐户|银行卡|卡|余额)")
 # An action stated as a rule of no one in particular: "Every invoice … is paid on receipt",
 # "两百元以下的退款，都是直接退的", "Policy as of today — refunds … are granted".
 _RULE_CUE = re.compile(
+    r"一(?:到|来|收到)就|收到(?:当天|后)就|"
     r"\b(?:every|each|any|all|anything|anyone|whatever|whoever|whenever|always|automatically|by default|on receipt|"
+    r"as a matter of course|on arrival|within the hour|same as always|"
     r"on the spot|at once|immediately|right away|same day|straight|without exception|rule|policy|procedure|protocol|"
     r"standard|house rule|as of today|effective|from today|from now on|going forward)\b|"
     r"凡是|一律|所有|全部|都|每(?:次|天|周|个?月|年)|自动|直接|规定|规则|制度|流程|当天|立即|马上|秒批|统一")
@@ -208,7 +222,18 @@ _RULE_ACTION = re.compile(
     r"\b(?:paid(?!\s+(?:off|attention|a visit|tribute))|pay(?!\s+(?:off|attention|a visit|tribute))|issued|granted|approved|accepted|forwarded|deleted|merged|deployed|refunded|reimbursed|processed|"
     r"transferred|wired|reordered|renewed|charged|topped up|sent|shipped|released|published|signed|booked|"
     r"go(?:es)?\s+(?:straight\s+)?(?:to|into)\s+(?:production|prod|live|main|master)|go(?:es)?\s+(?:out\s+)?to\s+(?:the\s+)?(?:\w+\s+){0,2}?(?:list|subscribers|customers|clients|everyone|team)|get\s+(?:a|an|one|the|\d))\b|"
-    r"退款|退货|退|付款|付|转账|转|报销|审批|批准|通过|处理|到账|发放|续费|扣款|合并|上线|发布|删除")
+    r"退款|退货|退|付款|付|转账|转|报销|审批|批准|通过|处理|到账|发放|续费|扣款|扣缴|打款|缴费|续保|合并|上线|发布|删除|"
+    r"发到|发给|转发|回复|寄")
+# A present passive of a transaction with no one acting ("Quotes … are accepted", "Parking fines
+# just get paid", "mailed to the team list every week"): a process stated as a rule.
+_PROCESS = re.compile(
+    r"\b(?:is|are|get|gets|just get|just gets)\s+(?:\w+\s+)?(?:paid|settled|accepted|approved|granted|re-?ordered|"
+    r"mailed|emailed|sent|filed|claimed|charged|deducted|forwarded|archived|renewed|topped up|transferred|booked|signed|"
+    r"answered|replied|refunded|reimbursed|declined|deleted|merged|deployed|shipped|released|wired|issued|processed)\b|"
+    r"\b(?:drafted|mailed|emailed|sent|posted|forwarded)\b[^.]{0,60}\b(?:every|each)\s+(?:day|week|month|monday|"
+    r"tuesday|wednesday|thursday|friday|saturday|sunday)\b|\bgets?\s+(?:the\s+)?(?:same\s+)?(?:reply|answer|"
+    r"response|refund|voucher|\w+\s+price list|pdf|(?:\$|€|£)?[\w-]+\s+(?:dollars|euros|pounds|bucks))\b|\bgo(?:es)?\s+(?:out\s+of|from)\s+(?:checking|savings|the "
+    r"account|my account)\b")
 
 
 # Sharing what is the user's with others is an action on the user's behalf.
@@ -260,9 +285,10 @@ def doubt(text: str, *, addressed_ok: bool = False, orders_ok: bool = False, lan
                         r"\b(?:asking|checking with|ping|pinging|consulting|confirming with|tell|telling|bother|"
                         r"bothering)\s+me\b|\bneed my\b|问我|找我|跟我确认", sentence)):
                     return held("order", "waives the user's confirmation: held until confirmed")
-                if not orders_ok and not first_person and _RULE_ACTION.search(sentence) and (
+                about_user = first_person or bool(re.match(r"(?:the user|user)'s\b|用户", sentence))
+                if not orders_ok and not about_user and (_PROCESS.search(sentence) or (_RULE_ACTION.search(sentence) and (
                         _POLICY.search(sentence) or _QUANTIFIED.match(sentence)
-                        or (_RULE_CUE.search(sentence) and not _PERSON.search(sentence))):
+                        or (_RULE_CUE.search(sentence) and not _PERSON.search(sentence))))):
                     return held("order", "states a rule for an action, about no one in particular (a standing "
                                          "order in the form of a fact): held until confirmed")
                 if first_person and not _WAIVER.search(sentence):
@@ -285,7 +311,8 @@ def doubt(text: str, *, addressed_ok: bool = False, orders_ok: bool = False, lan
                         or IMPERATIVE_START.match(sentence) or _BASE_VERB.match(sentence)
                         or _SECOND_PERSON.search(sentence) or _MODEL_NAMED.search(sentence)):
                     continue
-                if action and not orders_ok and not restricts(sentence) and \
+                styled = bool(_BASE_VERB.match(sentence) and _STYLE.search(" ".join(sentence.split()[:6])))
+                if action and not styled and not orders_ok and not restricts(sentence) and \
                         (not requests_ok or _STANDING.search(sentence)):
                     return held("order", "asks the assistant to act (an order, not a description): held until "
                                          "confirmed")

@@ -26,6 +26,7 @@ from stdnum.br import cpf
 from stdnum.es import dni, nie
 from stdnum.fr import nir
 from stdnum.kr import rrn
+from stdnum.tr import tckimlik
 
 from ..model.folding import sanitize
 
@@ -43,7 +44,7 @@ _CONTEXT_HEX = re.compile(r"\b(?:token|key|secret|auth|bearer|api|password|passw
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----|\bssh-(?:rsa|ed25519) AAAA[A-Za-z0-9+/]{20,}")
 _PASSWORD = re.compile(
     r"\b(?:password|passwd|pwd|pw|pass(?=\s*[:=：])|passcode|passphrase|pin(?: code| number)?|secret|api[ _-]?key|access[ _-]?token|"
-    r"passwort|kennwort|contrase[ñn]a|clave|mot de passe|mdp|senha|wachtwoord|l[öo]senord|has[łl]o|parola|[şs]ifre|"
+    r"passwort|kennwort|contrase[ñn]a|clave|mot de passe|mdp|senha|wachtwoord|l[öo]senord|has[łl]o|parola|[şs]ifrem?|"
     r"salasana|adgangskode|passord|heslo|jelszó|пароль|пин-?код|"
     r"auth[ _-]?token|token)\b\s*(?P<said>is|was|=|:|：|is set to|is now|reads|of|ist|lautet|war|es|era|est|é|"
     r"é a|это|—)?\s*[\"'“‘]?(\S{4,})|"
@@ -138,8 +139,10 @@ _SECRET_WORDS = (r"password|passwd|pwd|pw|pass(?=\s*[:=：])|passcode|pin(?: cod
                  r"mot de passe|mdp|senha|wachtwoord|parola|пароль|пин-?код|密码|口令|暗証番号|パスワード|비밀번호|암호")
 # One-time codes and document numbers said as such: "the 2FA code … is 839201", "passport no. X1234567".
 _CODES = re.compile(r"\b(?:2fa|mfa|otp|one-time|one time|verification|security|confirmation|auth(?:entication)?|sms|"
-                    r"login|access)\s+(?:code|pin|token)\b[^.\n]{0,40}?\b\d{4,8}\b|"
-                    r"(?:验证码|校验码|动态码|安全码)[^。\n]{0,12}?\d{4,8}|"
+                    r"login|access)\s+(?:code|pin|token)\b[^.\n]{0,40}?\b\d{3,4}\s?\d{2,4}\b|"
+                    r"\bcode\b[^.\n]{0,40}?\b(?:texted|sent|sms)\b[^.\n]{0,30}?\b\d{3}\s?\d{3}\b|"
+                    r"\b(?:texted|sent)\s+me\b[^.\n]{0,20}?\b\d{3}\s?\d{3}\b|"
+                    r"(?:验证码|校验码|动态码|安全码)[^。\n]{0,12}?\d{3,4}\s?\d{2,4}|"
                     r"\bpassport\s*(?:no\.?|number|num|#)?\s*(?:is\s+|:\s*)?[A-Z]{0,2}\d{6,9}\b|护照号?(?:码)?\s*(?:是|:|：)?\s*"
                     r"[A-Z]{0,2}\d{6,9}", re.I)
 # A password given after an arrow, a dash, or "for the router is".
@@ -156,7 +159,13 @@ _COMBINATION = re.compile(r"\b(?:safe|lock|padlock|locker|vault)\b[^.\n]{0,40}?\
 _PARTIAL_PIN = re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
                           r"(?:\w+\s+){0,3}?(?:with\s+|are\s+|is\s+)?\d{2,}|(?:密码|口令)[^。\n]{0,20}?(?:开头|结尾|前|后)[^。\n]{0,6}?\d{2,}",
                           re.I)
-_SPACED_PIN = re.compile(rf"(?:{_SECRET_WORDS})\s*(?:is|was|ist|es|est|é|は|는|은|是|为|:|：|=)?\s*(?:\d[\s.\-]?){{4,}}", re.I)
+_CODE_WORDS = (r"(?:unlock|door|gate|keypad|alarm|lock|safe|access|entry|garage|phone|locker)\s+(?:code|pin|combination|"
+               r"password|passcode)|keypad|disarm(?:\s+with)?|门禁(?:密码|码)?|门锁|电子锁|密码锁")
+_SPACED_PIN = re.compile(rf"(?<![a-z])(?:{_SECRET_WORDS}|{_CODE_WORDS})(?![a-z])[^.\n。]{{0,40}}?(?:is|was|ist|es|est|é|は|는|은|是|为|改成了?|"
+                         rf"设成了?|:|：|=|with)?\s*(?:\d[\s.\-]?){{4,}}|"
+                         rf"(?:{_SECRET_WORDS}|{_CODE_WORDS})\b[^.\n。]{{0,30}}?(?:is|:|：|是|为)\s*(?:(?:zero|oh|one|two|three|"
+                         rf"four|five|six|seven|eight|nine)[\s,-]+){{3,}}(?:zero|oh|one|two|three|four|five|six|seven|eight|"
+                         rf"nine)\b|(?:{_SECRET_WORDS}|{_CODE_WORDS})[^。\n]{{0,12}}?(?:[零一二三四五六七八九〇两]\s*){{4,}}", re.I)
 _LOGIN_PAIR = re.compile(r"\b(?:login|user(?:name)?|user id|account|e-?mail|benutzer(?:name)?|usuario|identifiant|"
                          r"логин|用户名|账号|帐号)\b\s*(?:is|:|：|=|是)?\s*\S{2,}[\s,;/|]+(?:and\s+)?(?:the\s+)?"
                          rf"(?:{_SECRET_WORDS})\b\s*(?:is|:|：|=|是)?\s*\S{{3,}}", re.I)
@@ -238,14 +247,15 @@ def _split_card(text: str) -> bool:
 _CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
 
 
-_SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{11,22}\d(?![\d])")
+_SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{9,22}\d(?![\d])")
 
 
 def _standard_number(text: str) -> str | None:
     upper = text.upper()
     for m in _SPACED_DIGITS.finditer(text):  # national ids written with spaces or dashes
         digits = re.sub(r"\D", "", m.group(0))
-        if (len(digits) == 15 and nir.is_valid(digits)) or (len(digits) == 13 and rrn.is_valid(digits)):
+        if (len(digits) == 15 and nir.is_valid(digits)) or (len(digits) == 13 and rrn.is_valid(digits)) or \
+                (len(digits) == 11 and tckimlik.is_valid(digits)):
             return "national_id"
     for m in _CPF.finditer(text):
         if cpf.is_valid(m.group(0)):
