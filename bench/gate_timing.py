@@ -64,6 +64,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     memory = Memory.open(tmp / "bench.db")
 
+    memory.scope("bench", "warm-up").learn([{"role": "user", "content": "Warm up: I like tea, спасибо, 我喜欢茶。"}])
+
     def gate(text: str) -> None:
         if screen(text) is None:
             doubt(text)

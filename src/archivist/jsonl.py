@@ -16,6 +16,8 @@ def json_objects(lines: Iterable[str], source: str, error: type[Exception]) -> I
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(f"{source}:{number}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise error(f"{source}:{number}: nested too deeply to read") from None
         if not isinstance(data, dict):
             raise error(f"{source}:{number}: a line must be a JSON object")
         yield number, data

@@ -167,6 +167,13 @@ class ApplyReport:
 
 MAX_QUERY_CHARS = 10_000
 SEARCHED_QUERY_CHARS = 2_000  # a longer query is searched by its first 2,000 characters (bounded work per query)
+def _summarizable(text: str, detect_grants: bool) -> str:
+    """A turn as a session summary may read it: itself, or ``[withheld]`` when the gate
+    would not keep it as said or it held a secret (the words around a secret go too)."""
+    kept, problem, removed = screen_turn(text, detect_grants=detect_grants)
+    return "[withheld]" if kept is None or problem is not None or removed or kept != text else kept
+
+
 PREFERENCE = "preference:"  # a held preference's subject in the review queue
 PAIRED = "together with the turn before it: "  # a refusal of two turns read together
 # a turn a candidate of which the gate refused for one of these is not kept as said either
@@ -1095,8 +1102,8 @@ class MemoryScope(_ContextMixin):
         detect = self.memory.governance.detect_grants
         # what the gate would not keep as said is not summarized either (a secret, an order, another
         # language): the summary is built from the turns that may be shown, then each field is vetted
-        shown = [replace(m, content=screen_turn(m.content, detect_grants=detect)[0] or "[withheld]")
-                 if m.role in ("user", "assistant") and m.content else m for m in history]
+        shown = [replace(m, content=_summarizable(m.content, detect)) if m.role in ("user", "assistant") and m.content
+                 else m for m in history]
         fields = vet_summary(check_fields(engine.summarize(shown)), detect_grants=detect)
         evidence_id = None
         if keep_transcript:

@@ -28,7 +28,6 @@ from typing import Any
 
 from ..clock import parse_time
 from ..errors import InvalidInput
-from ..jsonl import json_objects
 from ..model import content_hash
 from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
 from ..pipeline.governance import Rejection, admit, check_text, is_held, screen, vet_summary

@@ -34,7 +34,7 @@ MAX_SCREENED_CHARS = 200_000  # beyond this a text is refused as oversized befor
 _NAMED = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |SMALL |CAPITAL )?([A-Z])$")
 _LETTER_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·*•/]){3,}[^\W\d_](?![^\W\d_])")
 _IN_WORD = re.compile(r"(?<=[^\W\d_])[\-.·•](?=[^\W\d_])")  # not apostrophes: "i'm" stays a speaker
-_MIXED = re.compile(r"\b(?=[\w@$]*[a-z])(?=[\w@$]*[0-9@$])[a-z0-9@$]{3,}\b")
+_MIXED = re.compile(r"\b(?=[\w@$]{0,40}[a-z])(?=[\w@$]{0,40}[0-9@$])[a-z0-9@$]{3,40}\b")  # bounded: linear
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "8": "b",
                        "9": "g"})
 _LEET_L = str.maketrans({"1": "l"})

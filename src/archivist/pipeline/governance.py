@@ -315,16 +315,25 @@ _ABOUT_THE_USER = frozenset(
 def screen(text: str, *, detect_grants: bool = True) -> Rejection | None:
     """The content policy, written once and used by every write path (facts, profile,
     preferences, imports, the LangGraph store): secrets, grants and standing orders,
-    and text aimed at the model's instructions. Checks folded text; never raises."""
+    and text aimed at the model's instructions. Reads the text's screening form; never
+    raises. A turn is read by several stages of one write: the verdict is kept per text."""
+    if not isinstance(text, str):
+        return None
+    return _screen(text, detect_grants)
+
+
+@functools.lru_cache(maxsize=8192)
+def _screen(text: str, detect_grants: bool) -> Rejection | None:
     if not text or not text.strip():
         return None
     try:
         form = screening_form(text)
-        kind = find_secret(form.plain) or next((k for v in form.views if (k := find_secret(v))), None)
+        seen = {normalize(form.plain)}  # as written (NFKC), then each unmasked view that reads differently
+        views = [form.plain] + [v for v in form.views if normalize(v) not in seen and not seen.add(normalize(v))]
+        pieces = [piece for view in views for piece in windows(view)]  # bounded pieces: linear in the text
+        kind = next((k for piece in pieces if (k := find_secret(piece))), None)
         if kind:
             return Rejection("secret", f"holds a secret or sensitive identifier ({kind}); never stored", kind)
-        views = dict.fromkeys((form.plain, *form.views))  # as written (NFKC), then as unmasked
-        pieces = [piece for view in views for piece in windows(view)]  # bounded pieces: linear in the text
         if any(find_injection(piece) for piece in pieces):
             return Rejection("prompt_injection", "addresses the model's instructions; memory only describes the user")
         if detect_grants and any(find_grant(piece) for piece in pieces):

@@ -22,6 +22,7 @@ grants) loses the text. Pure; never raises.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..model.screening import screening_form
@@ -260,9 +261,19 @@ def doubt(text: str, *, addressed_ok: bool = False, orders_ok: bool = False, lan
     """``(code, reason)`` when ``text`` is not recognised and must be held, else ``None``.
     ``addressed_ok``: a request is expected here (a session's goal, a turn kept as said):
     only one that asks for an action, and the other doubts, hold. ``orders_ok``: the
-    caller checks orders itself. ``language_ok``: the text is the application's own
-    data (a LangGraph item): held only when confidently in another language. ``requests_ok``: a request for
-    an action in this session is expected (a session's goal); only a standing one holds."""
+    caller checks orders itself. ``language_ok``: the text is the application's own data
+    (a LangGraph item): held only when confidently in another language. ``requests_ok``: a
+    request for an action in this session is expected (a session's goal); only a standing
+    one holds. Pure, never raises; the verdict is kept per text (one write reads a turn in
+    several stages)."""
+    if not isinstance(text, str):
+        return None
+    return _doubt(text, addressed_ok, orders_ok, language_ok, requests_ok)
+
+
+@functools.lru_cache(maxsize=8192)
+def _doubt(text: str, addressed_ok: bool, orders_ok: bool, language_ok: bool,
+           requests_ok: bool) -> tuple[str, str] | None:
     if not text or not text.strip():
         return None
     try:

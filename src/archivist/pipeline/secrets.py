@@ -22,6 +22,7 @@ from typing import Any
 import unicodedata
 
 from stdnum import iban, luhn
+from stdnum.iso7064 import mod_97_10
 from stdnum.br import cpf
 from stdnum.es import dni, nie
 from stdnum.fr import nir
@@ -152,8 +153,8 @@ _PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>
 # A login given with its password without the word ("Netflix login is jenny@x.org / Sunflower!88"),
 # a lock's combination, the start or end of a PIN or code.
 _LOGIN_GIVEN = re.compile(r"\b(?:login|log-?in|sign-?in|credentials?|account|user(?:name)?|账号|帐号|登录)\b[^\n]{0,20}?"
-                          r"\S+@\S+|\b(?:login|log-?in|credentials?)\s*(?:is|:)\s*\S{3,}\s*[/|]\s*(\S{6,})", re.I)
-_LOGIN_PAIR2 = re.compile(r"\S+@\S+\.\w+\s*[/|:,]\s*(\S{6,})")
+                          r"\S{1,64}@\S{1,64}|\b(?:login|log-?in|credentials?)\s*(?:is|:)\s*\S{3,}\s*[/|]\s*(\S{6,})", re.I)
+_LOGIN_PAIR2 = re.compile(r"[^\s@]{1,64}@[^\s@]{1,64}\.\w{1,24}\s*[/|:,]\s*(\S{6,64})")
 _COMBINATION = re.compile(r"\b(?:safe|lock|padlock|locker|vault)\b[^.\n]{0,40}?\b\d{1,3}\s*(?:left|right|l|r)\b[^.\n]{0,12}?"
                           r"\d{1,3}\s*(?:left|right|l|r)\b|保险(?:箱|柜).{0,20}\d{1,3}.{0,4}[左右].{0,6}\d{1,3}", re.I)
 _PARTIAL_PIN = re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
@@ -261,7 +262,9 @@ def _standard_number(text: str) -> str | None:
         if cpf.is_valid(m.group(0)):
             return "national_id"
     for m in _IBAN.finditer(upper):
-        if iban.is_valid(m.group(0)):
+        compact = re.sub(r"[ \-]", "", m.group(0))
+        # a valid IBAN, or one whose own check digits hold (its country's inner check aside)
+        if iban.is_valid(compact) or mod_97_10.is_valid(compact[4:] + compact[:4]):
             return "bank_account"
     for m in _DNI.finditer(upper):
         if dni.is_valid(m.group(0)) or nie.is_valid(m.group(0)):
