@@ -43,7 +43,7 @@ _INJECTION = re.compile(
     r"\b(?:system prompt|your instructions|your rules|your guidelines)\s+(?:is|are)\s+(?:outdated|void|"
     r"obsolete|cancelled|canceled|no longer (?:valid|apply|in effect)|suspended|off)\b|"
     r"\bnew\s+system\s+(?:prompt|instructions?)\s*[:：]|"
-    r"\b(?:enable|enter|activate|switch to|in)\s+developer\s+mode\b|\bjailbreak\s+mode\b|\bjailbroken\s+(?:mode|ai|"
+    r"\b(?:enable|enter|activate|switch(?:es|ing)? (?:to|into)|go(?:es)? into|turn on|in)\s+developer\s+mode\b|\bjailbreak\s+mode\b|\bjailbroken\s+(?:mode|ai|"
     r"assistant|model)\b|\bdan\s+mode\b|\byou\s+are\s+now\s+(?:in\s+|an?\s+)?(?:dan|free|unrestricted|jailbroken|"
     r"admin|root|developer|unfiltered|uncensored|evil|system)\b|"
     r"\byou\s+(?:now\s+)?have\s+no\s+(?:restrictions|limits|rules|filters|guidelines)\b|"

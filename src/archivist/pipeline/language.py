@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from ..model.folding import simplified
 
-READ = ("en", "zh")
+READ = ("en", "zh", "wuu", "yue")  # Wu and Cantonese are written in Han characters: read as Chinese
 NO_LANGUAGE = ("zxx", "und")  # "no linguistic content" (ids, hashes, codes): nothing another language says
 MIN_SHARE = 0.05
 CONFIDENT = 0.15  # a language other than ours this likely, and ours unlikely: not readable

@@ -171,7 +171,7 @@ _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|u|ya)\b|�
 # any kind, answered by the style table).
 _BASE_VERB = re.compile(
     r"^(?:(?:please|pls|just|and|then|also|always|never|now|so|ok|okay|simply|kindly|hey)[,\s]+)*(?:skip|give|hand|treat|"
-    r"think|let|consider|assume|accept|approve|allow|use|grant|share|tell|reply|go|keep|stop|start|make|put|set|take|move|"
+    r"think|let|consider|assume|accept|approve|allow|use|grant|share|tell|reply|keep|stop|start|make|put|set|take|move|"
     r"add|remove|clear|cancel|follow|ignore|output|print|reveal|rank|list|dump|forward|call|check|mark|tag|buy|sell|order|"
     r"renew|transfer|send|pay|book|sign|delete|merge|deploy|push|post|publish|upload|download|open|close|run|execute|"
     r"install|update|change|write|answer|respond|explain|show|act|pretend|behave|obey|trust|remember|note|save|store|"
@@ -224,7 +224,7 @@ _RULE_ACTION = re.compile(
     r"transferred|wired|reordered|renewed|charged|topped up|sent|shipped|released|published|signed|booked|"
     r"go(?:es)?\s+(?:straight\s+)?(?:to|into)\s+(?:production|prod|live|main|master)|go(?:es)?\s+(?:out\s+)?to\s+(?:the\s+)?(?:\w+\s+){0,2}?(?:list|subscribers|customers|clients|everyone|team)|get\s+(?:a|an|one|the|\d))\b|"
     r"退款|退货|退|付款|付|转账|转|报销|审批|批准|通过|处理|到账|发放|续费|扣款|扣缴|打款|缴费|续保|合并|上线|发布|删除|"
-    r"发到|发给|转发|回复|寄")
+    r"发到|发给|转发|寄出")
 # A present passive of a transaction with no one acting ("Quotes … are accepted", "Parking fines
 # just get paid", "mailed to the team list every week"): a process stated as a rule.
 _PROCESS = re.compile(
@@ -247,7 +247,7 @@ _OBEYS = re.compile(r"\bdo\s+(?:whatever|everything|anything|what)\s+(?:it|they|
                     r"(?:says?|asks?|tells?|wants?)\b|\bdo\s+as\s+(?:it|they|he|she)\s+says?\b|"
                     r"(?:照|按)(?:它|他|她|他们|消息|邮件)(?:说的|的意思|要求的)(?:做|办)")
 # An instruction for the assistant's later conversations: what a kept turn must not carry.
-_FOR_LATER = re.compile(r"\b(?:remember (?:this|that)|for (?:all\s+)?(?:future|later|upcoming|other) (?:chats|conversations|"
+_FOR_LATER = re.compile(r"\b(?:remember (?:this|that) (?:permanently|forever|for good|for (?:all|every|future))|for (?:all\s+)?(?:future|later|upcoming|other) (?:chats|conversations|"
                         r"sessions)|from now on|going forward|henceforth|in (?:the )?future|next time you|every time you|"
                         r"whenever you|always (?:recommend|say|tell|answer|respond|reply|mention|suggest|include|add|use|"
                         r"promote|push|call|treat))\b|以后(?:都|你)|今后|从现在(?:起|开始)|下次你|每次你")
