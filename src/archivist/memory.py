@@ -75,6 +75,7 @@ from .pipeline.governance import (
     is_near_duplicate,
     parse_candidate,
     parse_profile_update,
+    prejudge,
     screen,
     vet_summary,
 )
@@ -574,6 +575,7 @@ class MemoryScope(_ContextMixin):
                 cand = replace(cand, context=context)
             parsed.append((raw, cand, raw.get("thread_id"), when))
         parsed = self._with_conversation_context(parsed)
+        prejudge([cand for _, cand, _, _ in parsed], self.memory.governance)
         report = ApplyReport()
         with self._writer(report) as w:
             self._commit(w, parsed, report, evidence=None, extractor=("api", None), dedupe=dedupe)
@@ -640,6 +642,7 @@ class MemoryScope(_ContextMixin):
         parsed = [(raw, replace(c, context=around[c.evidence_message_id])
                    if isinstance(c, Candidate) and c.context is None and around.get(c.evidence_message_id or "") else c,
                    thread, when) for raw, c, thread, when in parsed]
+        prejudge([c for _, c, _, _ in parsed], self.memory.governance)
         with self._writer(report) as w:
             self._keep_episodes(w, filtered, thread_id, around, report, verdicts)
             self._commit(w, parsed, report, evidence=filtered, extractor=(extractor, extractor_version))

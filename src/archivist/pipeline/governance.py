@@ -403,6 +403,18 @@ def doubt_of(c: Candidate, config: GovernanceConfig = GovernanceConfig()) -> tup
         (doubt(c.evidence_text, addressed_ok=True, orders_ok=lax) if c.evidence_text else None)
 
 
+def prejudge(candidates: Sequence[Any], config: GovernanceConfig = GovernanceConfig()) -> None:
+    """Read each candidate's texts before a write transaction opens: the verdicts are kept
+    per text, so the gate inside the transaction (which holds the store's write lock) does
+    not spend its time reading."""
+    for c in candidates:
+        if isinstance(c, Candidate):
+            for text in (c.content, c.evidence_text, c.context, c.key):
+                if text:
+                    screen(text, detect_grants=config.detect_grants)
+            doubt_of(c, config)
+
+
 def held_reason(fact: Fact) -> tuple[str, str] | None:
     """Why a stored fact is held (its content or quote is not recognised), or ``None``."""
     quote = fact.provenance.evidence_text

@@ -158,12 +158,12 @@ _LOGIN_PAIR2 = re.compile(r"[^\s@]{1,64}@[^\s@]{1,64}\.\w{1,24}\s*[/|:,]\s*(\S{6
 _COMBINATION = re.compile(r"\b(?:safe|lock|padlock|locker|vault)\b[^.\n]{0,40}?\b\d{1,3}\s*(?:left|right|l|r)\b[^.\n]{0,12}?"
                           r"\d{1,3}\s*(?:left|right|l|r)\b|保险(?:箱|柜).{0,20}\d{1,3}.{0,4}[左右].{0,6}\d{1,3}", re.I)
 _PARTIAL_PIN = re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
-                          r"(?:\w+\s+){0,3}?(?:with\s+|are\s+|is\s+)?\d{2,}|(?:密码|口令)[^。\n]{0,20}?(?:开头|结尾|前|后)[^。\n]{0,6}?\d{2,}",
+                          r"(?:\w+\s+){0,3}?(?:with\s+|are\s+|is\s+)?(?<![A-Za-z0-9])\d{2,}(?![A-Za-z])|(?:密码|口令)[^。\n]{0,20}?(?:开头|结尾|前|后)[^。\n]{0,6}?\d{2,}",
                           re.I)
 _CODE_WORDS = (r"(?:unlock|door|gate|keypad|alarm|lock|safe|access|entry|garage|phone|locker)\s+(?:code|pin|combination|"
                r"password|passcode)|keypad|disarm(?:\s+with)?|门禁(?:密码|码)?|门锁|电子锁|密码锁")
 _SPACED_PIN = re.compile(rf"(?<![a-z])(?:{_SECRET_WORDS}|{_CODE_WORDS})(?![a-z])[^.\n。]{{0,40}}?(?:is|was|ist|es|est|é|は|는|은|是|为|改成了?|"
-                         rf"设成了?|:|：|=|with)?\s*(?:\d[\s.\-]?){{4,}}|"
+                         rf"设成了?|:|：|=|with)?\s*(?<![A-Za-z0-9])(?:\d[\s.\-]?){{4,}}(?![A-Za-z])|"
                          rf"(?:{_SECRET_WORDS}|{_CODE_WORDS})\b[^.\n。]{{0,30}}?(?:is|:|：|是|为)\s*(?:(?:zero|oh|one|two|three|"
                          rf"four|five|six|seven|eight|nine)[\s,-]+){{3,}}(?:zero|oh|one|two|three|four|five|six|seven|eight|"
                          rf"nine)\b|(?:{_SECRET_WORDS}|{_CODE_WORDS})[^。\n]{{0,12}}?(?:[零一二三四五六七八九〇两]\s*){{4,}}", re.I)
