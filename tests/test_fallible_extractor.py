@@ -41,7 +41,6 @@ def outcomes(report, raws):
     rejected = {id(raw): why for raw, why in report.rejected}
     duplicate = {id(raw) for raw, _ in report.duplicates}
     held = {f.id: why.code for f, why in report.held}
-    written = iter([f for f in (*report.saved, *report.candidates)])
     in_order = sorted((*report.saved, *report.candidates), key=lambda f: f.id)  # ids are time-ordered
     written = iter(in_order)
     result = []

@@ -7,17 +7,23 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 
-def json_objects(lines: Iterable[str], source: str, error: type[Exception]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; ``error`` names the line otherwise."""
+def json_objects(lines: Iterable[str], source: str, error: type[Exception],
+                 bad: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; ``error`` names the line otherwise —
+    or, given ``bad``, the line's number and reason are added to it and reading goes on."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
+            why = None if isinstance(data, dict) else "a line must be a JSON object"
         except json.JSONDecodeError as exc:
-            raise error(f"{source}:{number}: not JSON ({exc.msg})") from None
+            why = f"not JSON ({exc.msg})"
         except RecursionError:
-            raise error(f"{source}:{number}: nested too deeply to read") from None
-        if not isinstance(data, dict):
-            raise error(f"{source}:{number}: a line must be a JSON object")
-        yield number, data
+            why = "nested too deeply to read"
+        if why is None:
+            yield number, data
+        elif bad is None:
+            raise error(f"{source}:{number}: {why}")
+        else:
+            bad.append(f"{source}:{number}: {why}")

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..clock import parse_time
 from ..errors import InvalidInput
+from ..jsonl import json_objects
 from ..model import content_hash
 from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
 from ..pipeline.governance import Rejection, admit, check_text, is_held, screen, vet_summary
@@ -191,31 +192,11 @@ class ImportReport:
         return {k: v for k, v in self.__dict__.items()}
 
 
-def _lines(lines: Iterable[str], source: str, bad: list[str]) -> Iterator[tuple[int, dict]]:
-    """(line number, object) of each line that is a JSON object; every other line is added
-    to ``bad`` by number and reason (not JSON, nested too deep, not an object)."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            bad.append(f"{source}:{number}: not JSON ({exc.msg})")
-            continue
-        except RecursionError:
-            bad.append(f"{source}:{number}: nested too deeply to read")
-            continue
-        if not isinstance(data, dict):
-            bad.append(f"{source}:{number}: a line must be a JSON object")
-            continue
-        yield number, data
-
-
 def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | None,
                  bad: list[str]) -> tuple[str, list[tuple[int, dict]]]:
     records: list[tuple[int, dict]] = []
     header: dict | None = None
-    for number, data in _lines(lines, source, bad):
+    for number, data in json_objects(lines, source, InvalidInput, bad):
         where = f"{source}:{number}"
         if header is None:
             if data.get("format") != FORMAT:

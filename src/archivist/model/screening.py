@@ -29,8 +29,6 @@ from dataclasses import dataclass
 
 from .folding import sanitize, simplified
 
-MAX_SCREENED_CHARS = 200_000  # beyond this a text is refused as oversized before it is read
-
 _NAMED = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |SMALL |CAPITAL )?([A-Z])$")
 _LETTER_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·*•/]){3,}[^\W\d_](?![^\W\d_])")
 _IN_WORD = re.compile(r"(?<=[^\W\d_])[\-.·•](?=[^\W\d_])")  # not apostrophes: "i'm" stays a speaker
@@ -171,4 +169,4 @@ def screening_form(text: str) -> Screened:
     return Screened(plain, folded, tuple(dict.fromkeys(views)), frozenset(disguises))
 
 
-__all__ = ["MAX_SCREENED_CHARS", "Screened", "WINDOW_CHARS", "screening_form", "windows"]
+__all__ = ["Screened", "WINDOW_CHARS", "screening_form", "windows"]
