@@ -42,7 +42,7 @@ def main() -> None:
                 for text in texts[start : start + 1000]:
                     mem.store.insert_fact(make_fact(owner, text, clock.now()))
         scope = mem.scope(user="big")
-        keywords = mem.store._keywords
+        keywords = mem.store.keyword_index.scorer
         default = keywords.budget
         rows = []
         keywords.budget = EXACT

@@ -33,7 +33,7 @@ def recall(data: list, budget: int) -> dict[int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         mem = Memory.open(Path(tmp) / "m.db", clock=FixedClock("2026-01-01T00:00:00Z"))
         store = mem.store
-        store._keywords.budget = budget
+        store.keyword_index.scorer.budget = budget
         dia = {}
         with store.transaction():
             for ci, conv in enumerate(data):

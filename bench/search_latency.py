@@ -108,7 +108,7 @@ def main() -> None:
 
         small = mem.scope(user="user000")
         big_scope = mem.scope(user="big")
-        conn = store._conn
+        conn = store.db.conn
         rows = []
         for label, scope in (("big user (%s facts)" % f"{args.big:,}", big_scope), (f"small user ({args.per_user:,} facts)", small)):
             ours, raw, raw_rare = [], [], []

@@ -30,12 +30,12 @@ def sqlite_at_version(path, version: int):
     left open for the test to add rows in that schema."""
     import sqlite3
 
-    from archivist.storage.sqlite import MIGRATIONS, _split_sql
+    from archivist.storage.sqlite import MIGRATIONS, split_sql
 
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
     for number, script in enumerate(MIGRATIONS[:version], start=1):
-        for statement in _split_sql(script):
+        for statement in split_sql(script.sql):
             conn.execute(statement)
         conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')", (number,))
     return conn

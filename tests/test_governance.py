@@ -88,7 +88,7 @@ def test_transactional_content_leaves_no_bytes_anywhere(alice, mem, db_path):
         msgs,
         profile_updates=[{"section": "top_of_mind", "summary": marker, "source_message_ids": ["u1"]}],
     )
-    mem.store._conn.execute("PRAGMA wal_checkpoint(FULL)")
+    mem.store.db.conn.execute("PRAGMA wal_checkpoint(FULL)")
     for path in db_path.parent.glob("memory.db*"):
         assert marker.encode() not in path.read_bytes(), path
 

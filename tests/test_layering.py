@@ -1,6 +1,6 @@
 """The package's layers, checked: a module imports only from its own layer or below.
 
-    model (+ clock, errors, tokens, jsonl) < index < storage, retrieval, pipeline < write
+    model (+ clock, errors, tokens, jsonl) < index < storage, retrieval, pipeline < write, ports
     < lifecycle, context < memory < integrations, server, client, cli, mcp_server, eval, demo, testing
 
 Imports inside functions count too: a lazy import is still a dependency.
@@ -18,7 +18,7 @@ LAYERS = {
     "model": 0, "clock": 0, "errors": 0, "tokens": 0, "jsonl": 0,
     "index": 1,
     "storage": 2, "retrieval": 2, "pipeline": 2,
-    "write": 3,
+    "write": 3, "ports": 3,
     "lifecycle": 4, "context": 4,
     "memory": 5,
     "integrations": 6, "server": 6, "client": 6, "cli": 6, "mcp_server": 6, "eval": 6, "demo": 6, "testing": 6,
@@ -67,3 +67,27 @@ def test_every_top_level_part_has_a_layer():
     parts = {p.stem if p.is_file() else p.name for p in ROOT.iterdir()
              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
     assert parts <= set(LAYERS), parts - set(LAYERS)
+
+
+def test_storage_backends_depend_on_the_shared_core_never_on_each_other():
+    """``storage/core`` is written once and knows no backend; a backend folder imports
+    the core (and the shared records) but never another backend."""
+    storage = ROOT / "storage"
+    problems = []
+    for path in sorted(storage.rglob("*.py")):
+        folder = path.relative_to(storage).parts[0] if len(path.relative_to(storage).parts) > 1 else ""
+        for line, target in _imports(path):
+            parts = target.split(".")
+            if parts[:2] != ["archivist", "storage"] or len(parts) < 3:
+                continue
+            theirs = parts[2]
+            if folder == "core" and theirs in ("sqlite", "postgres"):
+                problems.append(f"storage/{path.relative_to(storage)}:{line} imports {target}")
+            if folder in ("sqlite", "postgres") and theirs in ("sqlite", "postgres") and theirs != folder:
+                problems.append(f"storage/{path.relative_to(storage)}:{line} imports {target}")
+    assert problems == []
+
+
+def test_no_storage_file_is_over_400_lines():
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / "storage").rglob("*.py")}
+    assert {p: n for p, n in sizes.items() if n > 400} == {}

@@ -93,3 +93,88 @@ def test_forgetting_a_disputed_fact_closes_its_review(mem):
     assert len(s.review_queue()) == 1
     s.forget(a.id)
     assert s.review_queue() == [] and "[disputed" not in s.render().text
+
+
+def live_tables(where: str) -> set[str]:
+    """The tables of a store's live schema (SQLite's FTS5 shadow tables and sqlite-vec's
+    are parts of the virtual tables the register lists)."""
+    if is_dsn(where):
+        import psycopg
+
+        with psycopg.connect(where, autocommit=True) as conn:
+            return {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    import sqlite3
+
+    conn = sqlite3.connect(where)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'facts_fts_%'")}
+    finally:
+        conn.close()
+
+
+def test_every_table_of_either_backend_is_in_the_table_register(store_target):
+    from archivist.storage.register import tables
+
+    Memory.open(store_target).close()
+    backend = "postgres" if is_dsn(store_target) else "sqlite"
+    registered_here = {t.name for t in tables(backend)} - {"schema_migrations", "archivist_schema_migrations"}
+    assert live_tables(store_target) == registered_here
+
+
+def test_row_level_security_guards_exactly_the_tables_the_register_names(pg_dsn):
+    import psycopg
+
+    from archivist.storage.postgres import POLICY_TABLES_0001
+    from archivist.storage.register import row_security_tables
+
+    Memory.open(pg_dsn).close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        guarded = {r[0] for r in conn.execute("SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                                              "ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
+                                              "AND c.relkind = 'r' AND c.relrowsecurity AND c.relforcerowsecurity")}
+        with_policy = {r[0] for r in conn.execute("SELECT tablename FROM pg_policies WHERE schemaname = 'public'")}
+    assert guarded == with_policy == set(row_security_tables()) == set(POLICY_TABLES_0001)
+
+
+def test_forgetting_a_user_empties_every_table_the_register_keys_by_user(store_target):
+    """A user with a row in every kind of table is forgotten; no table the register
+    keys by user keeps a row of theirs, and the other user keeps all of theirs."""
+    from archivist.storage.register import tables
+
+    clock = FixedClock("2026-03-01T00:00:00+00:00")
+    mem = Memory(open_store(store_target), clock=clock, embedder=HashEmbedder())
+    for user in ("gone", "kept"):
+        s = mem.scope(user=user)
+        s.learn([{"id": f"{user}-1", "role": "user", "content": "I live in Lisbon and I have a cat named Mochi."}],
+                thread_id="t1")
+        s.put_evidence("doc", "a tool result")
+        s.set_preference("reply_language", "English")
+        s.context("Where do I live?")
+    backend = "postgres" if is_dsn(store_target) else "sqlite"
+    keyed = sorted({t.name for t in tables(backend) if t.holds_users()})
+
+    def rows_of(user: str) -> dict[str, int]:
+        if is_dsn(store_target):
+            import psycopg
+
+            with psycopg.connect(store_target, autocommit=True) as conn:
+                return {t: conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = %s", (user,)).fetchone()[0]
+                        for t in keyed}
+        import sqlite3
+
+        conn = sqlite3.connect(store_target)
+        try:
+            return {t: conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = ?", (user,)).fetchone()[0]
+                    for t in keyed}
+        finally:
+            conn.close()
+
+    before = rows_of("kept")
+    assert sum(rows_of("gone").values()) > 0
+    assert set(mem.store.users("default")) == {"gone", "kept"}
+    mem.store.forget_user("default", "gone")
+    assert rows_of("gone") == dict.fromkeys(keyed, 0)
+    assert rows_of("kept") == before
+    assert mem.store.users("default") == ["kept"]
+    mem.close()

@@ -112,7 +112,7 @@ def test_memory_search_json_is_bounded(alice, mem):
 
 def planned_scope(mem, budget=14):
     """54 facts: 8 hold "notebook", 6 hold "bonsai"; at most ``budget`` are scored."""
-    mem.store._keywords.budget = budget
+    mem.store.keyword_index.scorer.budget = budget
     s = mem.scope(user="alice")
     rows = [{"content": f"The user likes topic {i}."} for i in range(40)]
     rows += [{"content": f"The user keeps notebook {i} about gardening."} for i in range(8)]
@@ -133,7 +133,7 @@ def fts5_bm25(mem, terms):
     from archivist.index.text import match_expression
     from archivist.storage.sqlite import SEQ_MASK
 
-    rows = mem.store._conn.execute(
+    rows = mem.store.db.conn.execute(
         "SELECT f.id, bm25(facts_fts) FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid & ? "
         "WHERE facts_fts MATCH ?", (SEQ_MASK, match_expression(terms))).fetchall()
     return dict(rows)
@@ -170,7 +170,7 @@ def test_a_small_budget_keeps_the_exact_score_of_every_candidate(mem):
 
 
 def test_planning_stems_like_the_index(mem):
-    tokens = mem.store._keywords.tokens(["running", "中文 解释", "Don't", "run running ran"])
+    tokens = mem.store.keyword_index.scorer.tokens(["running", "中文 解释", "Don't", "run running ran"])
     assert tokens == [["run"], ["中文", "解释"], ["don", "t"], ["ran", "run", "run"]]
 
 
@@ -232,7 +232,7 @@ def test_queries_fold_like_the_index(store_target, query, expected):
 def test_a_fact_holding_every_term_is_found_when_each_term_is_common(mem):
     """Issue 19 red team: each term alone fills the candidate budget; the facts holding
     both are collected first, so the best match is never left out."""
-    mem.store._keywords.budget = 20
+    mem.store.keyword_index.scorer.budget = 20
     s = mem.scope(user="alice")
     s.remember("The user's apple banana smoothie recipe uses oat milk.")
     s.remember_many([{"content": f"apple note {i}"} for i in range(30)] + [{"content": f"banana note {i}"} for i in range(30)],

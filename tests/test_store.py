@@ -5,6 +5,7 @@ import pytest
 from conftest import candidate, sqlite_at_version, turn
 
 from archivist import Memory, SchemaTooNew, SQLiteStore, StoreCorrupt, StoreLocked
+from archivist.storage.core import MAINTENANCE
 from archivist.storage.sqlite import MIGRATIONS
 
 
@@ -38,9 +39,9 @@ def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, cl
     mem = Memory.open(db_path, clock=clock)
     s = mem.scope(user="alice")
     assert snapshot(s) == before
-    mem.store._conn.execute("BEGIN IMMEDIATE")
-    mem.store._conn.execute("DELETE FROM facts_fts")  # lose the derived index entirely
-    mem.store._conn.execute("COMMIT")
+    mem.store.db.conn.execute("BEGIN IMMEDIATE")
+    mem.store.db.conn.execute("DELETE FROM facts_fts")  # lose the derived index entirely
+    mem.store.db.conn.execute("COMMIT")
     assert s.search("中文") == []
     assert mem.reindex() == 6  # 4 facts (the applied candidate duplicated a seeded one) and the turn's 2 episodes
     assert snapshot(s) == before
@@ -50,20 +51,59 @@ def test_reopen_keeps_everything_and_reindex_gives_identical_results(db_path, cl
 def test_migrations_are_recorded_and_wal_is_on(db_path):
     store = SQLiteStore(db_path)
     assert store.schema_version == len(MIGRATIONS) >= 2
-    assert store._read("PRAGMA journal_mode")[0][0] == "wal"
-    assert store._read("PRAGMA foreign_keys")[0][0] == 1
+    assert store.db.read(MAINTENANCE, "PRAGMA journal_mode")[0][0] == "wal"
+    assert store.db.read(MAINTENANCE, "PRAGMA foreign_keys")[0][0] == 1
     store.close()
     assert SQLiteStore(db_path).schema_version == len(MIGRATIONS)  # reopening does not re-run
 
 
 def test_newer_schema_is_refused(db_path):
+    """A step this release does not know was recorded by a newer one."""
     SQLiteStore(db_path).close()
     con = sqlite3.connect(db_path)
+    con.execute("INSERT INTO archivist_migrations VALUES ('9999_from_the_future', 'x')")
+    con.commit()
+    con.close()
+    with pytest.raises(SchemaTooNew, match="9999_from_the_future.*Upgrade"):
+        SQLiteStore(db_path)
+
+
+def test_a_newer_integer_versioned_schema_is_refused(db_path):
+    con = sqlite_at_version(db_path, len(MIGRATIONS))
     con.execute("INSERT INTO schema_migrations VALUES (99, 'x')")
     con.commit()
     con.close()
-    with pytest.raises(SchemaTooNew, match="Upgrade"):
+    with pytest.raises(SchemaTooNew, match="version 99.*Upgrade"):
         SQLiteStore(db_path)
+
+
+def sqlite_schema(path) -> list[tuple]:
+    con = sqlite3.connect(path)
+    try:
+        return sorted(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+                                  "WHERE name NOT LIKE 'sqlite_%'").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_store_of_integer_versions_migrates_to_what_a_fresh_store_is(tmp_path):
+    """Every older release's file (integer versions 1..n) opens, records its steps by
+    name, and ends with the very schema a fresh store has."""
+    SQLiteStore(tmp_path / "fresh.db").close()
+    fresh = sqlite_schema(tmp_path / "fresh.db")
+    names = [m.name for m in MIGRATIONS]
+    for version in (1, 9, 14, len(MIGRATIONS)):
+        path = tmp_path / f"v{version}.db"
+        con = sqlite_at_version(path, version)
+        con.commit()
+        con.close()
+        store = SQLiteStore(path)
+        assert store.schema_version == len(MIGRATIONS)
+        store.close()
+        assert sqlite_schema(path) == fresh, f"from version {version}"
+        con = sqlite3.connect(path)
+        assert [r[0] for r in con.execute("SELECT name FROM archivist_migrations ORDER BY name")] == sorted(names)
+        con.close()
 
 
 def test_corrupt_file_is_a_clear_error(tmp_path):
@@ -216,7 +256,7 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
                       "ALTER TABLE graph_items DROP COLUMN vector_paths", "ALTER TABLE graph_items DROP COLUMN vectors",
                       "DROP INDEX facts_by_message", "ALTER TABLE facts DROP COLUMN role",
                       "ALTER TABLE facts DROP COLUMN speaker", "ALTER TABLE profile_sections DROP COLUMN sentences",
-                      "DELETE FROM schema_migrations WHERE version >= 12"):
+                      "DELETE FROM archivist_migrations WHERE name >= '0012'"):
         conn.execute(statement)
     conn.commit()
     conn.close()
@@ -231,7 +271,7 @@ def test_forgetting_removes_the_keyword_statistics_of_the_forgotten(mem):
     fact = alice.remember("Alice's passphrase hint is xylophone.")
     alice.remember("Alice likes tea.")
     bob.remember("Bob likes tea.")
-    conn = mem.store._conn
+    conn = mem.store.db.conn
     assert conn.execute("SELECT count(*) FROM keyword_terms WHERE term = 'xylophon'").fetchone()[0] == 1
     alice.forget(fact.id)
     assert conn.execute("SELECT count(*) FROM keyword_terms WHERE term = 'xylophon'").fetchone()[0] == 0

@@ -50,12 +50,12 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 def resolve_db(db: str | Path | None) -> str | Path:
     """Where the store is: ``--db``, else ``$ARCHIVIST_DB``, else the user's data dir.
-    A ``postgresql://`` DSN stays a string; anything else is a SQLite file path."""
-    from .storage import is_dsn
+    A URL (``postgresql://``, ``sqlite://``) stays a string; anything else is a SQLite file path."""
+    from .storage import scheme
 
     target = db if db is not None else os.environ.get("ARCHIVIST_DB")
     if target:
-        return str(target) if is_dsn(str(target)) else Path(target)
+        return str(target) if scheme(str(target)) else Path(target)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("archivist")) / "memory.db"

@@ -19,7 +19,10 @@ import functools
 import hmac
 import json
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .memory import Memory
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -274,7 +277,7 @@ def _visible_text(name: str, value: str) -> str:
     return value
 
 
-def build_server(memory: Any, *, tenant: str = "default", user: str, agent: str = "default",
+def build_server(memory: Memory, *, tenant: str = "default", user: str, agent: str = "default",
                  project: str | None = None) -> MCPServer:
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")

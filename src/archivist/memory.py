@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from .clock import Clock, SystemClock, ensure_utc
-from .context.memory_block import RenderedMemory, render_memory, search_results_json
-from .clock import parse_time
+from .clock import Clock, SystemClock, ensure_utc, parse_time
 from .context.assemble import Assembler, ContextRequest, ModelView
+from .context.memory_block import RenderedMemory, render_memory, search_results_json
 from .context.sources import open_conflicts
 from .errors import (
     EmbedderError,
@@ -36,17 +35,17 @@ from .errors import (
     WriteRejected,
 )
 from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quotable
+from .index.embed import Embedder, get_embedder
 from .index.entities import entities
 from .index.text import query_terms
-from .model import cache_key, compact, content_hash
-from .model.folding import simplified, traditional
-from .lifecycle.profile import cite_sentences, read_profile, settle_stored as settle_profile, without, written
+from .lifecycle.profile import cite_sentences, read_profile, without, written
+from .lifecycle.profile import settle_stored as settle_profile
 from .lifecycle.sessions import SessionSummary
 from .model import (
+    INDEXED,
     AuditEntry,
     Category,
     Evidence,
-    INDEXED,
     Fact,
     FactScope,
     ForgetReceipt,
@@ -59,8 +58,13 @@ from .model import (
     SourceType,
     Status,
     TaskState,
+    cache_key,
+    compact,
+    content_hash,
     new_id,
 )
+from .model.folding import simplified, traditional
+from .pipeline.episodes import EpisodePolicy, build_episodes, part_label, screen_turn
 from .pipeline.filtering import FilterResult, MessageFilter, filter_messages
 from .pipeline.governance import (
     Action,
@@ -79,18 +83,17 @@ from .pipeline.governance import (
     screen,
     vet_summary,
 )
-from .pipeline.episodes import EpisodePolicy, build_episodes, part_label, screen_turn
 from .pipeline.recognise import HELD, doubt_preference
 from .pipeline.statements import locate
-from .write import Writer
-from .index.embed import Embedder, get_embedder
 from .retrieval.episodes import KINDS, facts_first, statuses_of
 from .retrieval.hybrid import HybridRanking
 from .retrieval.questions import asks_for_all, asks_when, question_periods
 from .retrieval.rank import KeywordRanking
-from .storage.base import Store
 from .storage import open_store
+from .storage.base import Store
+from .storage.records import GraphItemRow
 from .tokens import TokenCounter, default_counter
+from .write import Writer
 
 
 def _turn_problem(raw: dict[str, Any], refuses: Callable[[str], bool]) -> Rejection | None:
@@ -181,6 +184,46 @@ PAIRED = "together with the turn before it: "  # a refusal of two turns read tog
 WITHHELD = frozenset({"transactional", "prompt_injection", "secret", "forgotten"})
 
 
+class HoldsUserText(Protocol):
+    """A copy of user text kept outside the store (queued turns, ingest-job reports)."""
+
+    def discard_user(self, tenant: str, user: str) -> object: ...
+
+    def discard_words(self, tenant: str, user: str, quotes: list[str]) -> int: ...
+
+
+class TenantItems:
+    """One tenant's LangGraph items: namespaced documents the application stores beside
+    memory (the namespace's first label is the user, for forgetting). Times are passed in
+    so that a batch of operations sees one instant."""
+
+    def __init__(self, store: Store, tenant: str) -> None:
+        self._store, self.tenant = store, tenant
+
+    def transaction(self):
+        return self._store.transaction()
+
+    def get(self, namespace: str, now: datetime, *, key: str | None = None) -> list[GraphItemRow]:
+        """Unexpired items of ``namespace`` and those under it (one item with ``key``), newest first."""
+        return self._store.graph_items(self.tenant, namespace, now, key=key)
+
+    def put(self, namespace: str, user: str, key: str, value_json: str, now: datetime, ttl_minutes: float | None,
+            vectors=None) -> None:
+        self._store.graph_put(self.tenant, namespace, user, key, value_json, now, ttl_minutes, vectors)
+
+    def delete(self, namespace: str, key: str) -> None:
+        self._store.graph_delete(self.tenant, namespace, key)
+
+    def touch(self, keys: Sequence[tuple[str, str]], now: datetime) -> None:
+        self._store.graph_touch(self.tenant, keys, now)
+
+    def sweep(self, now: datetime) -> int:
+        return self._store.graph_sweep(self.tenant, now)
+
+    def namespaces(self, now: datetime) -> list[str]:
+        return self._store.graph_namespaces(self.tenant, now)
+
+
 class Memory:
     """An open memory store plus the policies that guard it."""
 
@@ -208,7 +251,7 @@ class Memory:
         self.vector_fallback = vector_fallback
         # what was said is kept as episodes (see archivist.pipeline.episodes); False keeps none
         self.episodes = episodes if isinstance(episodes, EpisodePolicy) else EpisodePolicy(enabled=bool(episodes))
-        self._queues: weakref.WeakSet[Any] = weakref.WeakSet()  # update queues feeding this memory
+        self._holders: weakref.WeakSet[Any] = weakref.WeakSet()  # copies of user text outside the store
         self.closed = False
         self._when_closed: list[Any] = []  # background workers to stop on close (a store's TTL sweeper)
         self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
@@ -299,16 +342,36 @@ class Memory:
             if warnings is not None:
                 warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
 
-    def forget_user(self, tenant: str, user: str) -> ForgetReceipt:
+    def attach(self, holder: HoldsUserText) -> None:
+        """Register a holder of user text outside the store (an update queue's pending
+        turns, an ingest job's report): forgetting reaches it too. Held weakly."""
+        self._holders.add(holder)
+
+    def forget_user(self, tenant: str, user: str, *, discard_held: bool = True) -> ForgetReceipt:
         """Remove every row of (tenant, user) in every table, for all of the user's agents,
         then rebuild the keyword index, VACUUM and truncate the WAL so nothing of it stays
-        in the files. An admin operation: it takes no scope."""
+        in the files. An admin operation: it takes no scope. ``discard_held`` also drops
+        what attached holders keep of the user (a holder forgetting from its own worker
+        passes False)."""
         if not user:
             raise InvalidInput("forget_user needs a user id")
-        for queue in list(self._queues):  # queued turns of this user must not bring it back
-            queue.discard_user(tenant, user)
+        if discard_held:
+            for holder in list(self._holders):  # queued turns of this user must not bring it back
+                holder.discard_user(tenant, user)
         counts = self.store.forget_user(tenant, user)
         return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
+
+    def forget_words(self, tenant: str, user: str, quotes: Sequence[str]) -> int:
+        """Redact ``quotes`` in what attached holders keep of the user; how many copies changed."""
+        return sum(h.discard_words(tenant, user, list(quotes)) for h in list(self._holders))
+
+    def users(self, tenant: str) -> list[str]:
+        """Users of ``tenant`` with anything in memory (an administrator's list)."""
+        return self.store.users(tenant)
+
+    def items(self, tenant: str) -> TenantItems:
+        """The tenant's LangGraph store items (the application's documents)."""
+        return TenantItems(self.store, tenant)
 
     def close(self) -> None:
         self.closed = True
@@ -1090,7 +1153,12 @@ class MemoryScope(_ContextMixin):
         Nothing here becomes a fact: long-term memory only grows through governance.
         Returns None, and writes no summary, when the user said nothing but greetings and
         acknowledgements: "Goal: 你好！" is not worth putting into the next session's calls."""
-        from .lifecycle.sessions import RuleSessionSummarizer, SessionSummary, check_fields, to_history
+        from .lifecycle.sessions import (
+            RuleSessionSummarizer,
+            SessionSummary,
+            check_fields,
+            to_history,
+        )
 
         if not isinstance(thread_id, str) or not thread_id.strip():
             raise InvalidInput("summarize_session needs a thread id")
@@ -1143,7 +1211,11 @@ class MemoryScope(_ContextMixin):
                     on_action: Any = None) -> Any:
         """Run (or with ``dry_run`` only plan) consolidation when a gate is open or
         ``force`` is set; see :mod:`archivist.lifecycle.consolidate`. Returns the plan."""
-        from .lifecycle.consolidate import ConsolidationConfig, apply_plan, plan_consolidation
+        from .lifecycle.consolidate import (
+            ConsolidationConfig,
+            apply_plan,
+            plan_consolidation,
+        )
 
         plan = plan_consolidation(self, config=config or ConsolidationConfig(), force=force, judge=judge)
         if not dry_run:
@@ -1261,8 +1333,14 @@ class MemoryScope(_ContextMixin):
         """Reports kept in memory by whoever wrote these facts (the service's ingest jobs)
         lose their words too."""
         quotes = [q for f in facts for q in (f.content, f.provenance.evidence_text) if q]
-        return sum(q.discard_words(self.identity.tenant, self.identity.user, quotes)
-                   for q in list(self.memory._queues) if hasattr(q, "discard_words"))
+        return self.memory.forget_words(self.identity.tenant, self.identity.user, quotes)
+
+    def processed_messages(self, thread_id: str) -> set[str]:
+        """Ids of the thread's messages already extracted (the update queue's watermark)."""
+        return set(self._store.processed_messages(self.identity, thread_id))
+
+    def mark_processed(self, thread_id: str, message_ids: Sequence[str]) -> None:
+        self._store.mark_processed(self.identity, thread_id, list(message_ids))
 
     def key_history(self, key: str) -> list[Fact]:
         """Every version stored under ``key``, oldest first, with validity and record times."""

@@ -308,11 +308,14 @@ class Writer:
         self.committed.extend(fresh)
         return fresh
 
-    def profile(self, section: ProfileSection) -> None:
-        self.store.put_profile_section(self.identity, section)
+    def profile(self, section: ProfileSection, *, identity: Identity | None = None,
+                reason: str | None = None) -> None:
+        """Write a profile section (of ``identity``: an import writes several users'), audited."""
+        identity = identity or self.identity
+        self.store.put_profile_section(identity, section)
         self._log(AuditEntry(self.now, "profile", "accepted",  # the text is the profile's: forgetting reaches it there
-                             f"profile section {section.name} updated ({len(section.sentences)} cited sentences)",
-                             content_hash=content_hash(section.summary)))
+                             reason or f"profile section {section.name} updated ({len(section.sentences)} cited "
+                                       "sentences)", content_hash=content_hash(section.summary)), identity)
 
     def note(self, entry: AuditEntry) -> None:
         self._log(entry)

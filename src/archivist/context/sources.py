@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
 from ..index.text import query_terms
 from ..lifecycle.profile import read_profile
 from ..model import PROFILE_SECTIONS, Category, Identity, Status
+from ..ports import ScopePort
+from ..storage.base import Store
 from .assemble import (
     ContextRequest,
     Item,
@@ -33,15 +35,7 @@ from .memory_block import LABELS, escape, fact_line, said_by
 
 
 
-class ScopeReader(Protocol):
-    """What the sources read through: a scope's identity, its memory (store, clock,
-    profile) and its search. ``MemoryScope`` is one; a test double can be another."""
-
-    identity: Any
-    memory: Any
-
-    def search(self, query: str, k: int = 5, *, kinds: Any = ...) -> list[Any]: ...
-
+ScopeReader = ScopePort  # what the sources read through: a scope's identity, its memory and its search
 
 MAX_EVIDENCE_ID = 200
 
@@ -255,10 +249,10 @@ def relevance(query: str, text: str) -> float:
     return len(wanted & set(query_terms(text))) / len(wanted) if wanted else 0.0
 
 
-def relevance_floor(scope: Any) -> float | None:
+def relevance_floor(scope: ScopePort) -> float | None:
     """The similarity below which a fact that shares no word with the request is not
     shown: the embedder's ``relevance_floor`` (None: no embedder, or none measured)."""
-    embedder = getattr(scope.memory, "embedder", None)
+    embedder = scope.memory.embedder
     return getattr(embedder, "relevance_floor", None) if embedder is not None else None
 
 
@@ -279,7 +273,7 @@ NOT_LIVE_LIMIT = 20  # expired or unconfirmed facts the trace reports per call
 NOT_LIVE_SCAN = 100  # the newest expired and unconfirmed facts looked at
 
 
-def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
+def open_conflicts(store: Store, identity: Identity) -> dict[str, str]:
     """Fact id -> the open review item's reason, for facts in a conflict nobody settled yet
     (found at write time or by consolidation)."""
     out: dict[str, str] = {}
@@ -290,7 +284,7 @@ def open_conflicts(store: Any, identity: Identity) -> dict[str, str]:
     return out
 
 
-def not_live_matches(store: Any, identity: Identity, query: str, now: datetime, skip: set[str]) -> list[Any]:
+def not_live_matches(store: Store, identity: Identity, query: str, now: datetime, skip: set[str]) -> list[Any]:
     """Facts the search would have found were they live, sharing a search term with the
     query: committed facts past their validity, unconfirmed candidates, and facts the
     lifecycle marked expired (the newest of each, NOT_LIVE_SCAN at most)."""

@@ -41,9 +41,17 @@ import contextvars
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, NamedTuple, NotRequired
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, SummarizationMiddleware
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    SummarizationMiddleware,
+)
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
@@ -140,7 +148,7 @@ def _written_by_a_model(message: Any) -> bool:
     return meta.get("lc_source") == "summarization" or meta.get("archivist") == "memory_injected"
 
 
-def memory_search_tool(memory: Any, *, agent: str = "default", top_k: int = 5, budget: int = 900) -> StructuredTool:
+def memory_search_tool(memory: Memory, *, agent: str = "default", top_k: int = 5, budget: int = 900) -> StructuredTool:
     """The ``memory_search`` tool: ``query`` and ``limit`` come from the model, the user
     comes from ``ToolRuntime.context`` — there is no argument that could name another."""
 
@@ -172,7 +180,7 @@ class MemoryMiddleware(AgentMiddleware):
 
     state_schema = MemoryState
 
-    def __init__(self, memory: Any, *, agent: str = "default", mode: str = "auto", budget: int | None = None,
+    def __init__(self, memory: Memory, *, agent: str = "default", mode: str = "auto", budget: int | None = None,
                  reserve: int | None = None, queue: UpdateQueue | None = None, extractor: Any = None,
                  opt_out: bool | set[str] = False, top_k: int = 8, max_tool_chars: int = 4000,
                  counter: TokenCounter | None = None, human_tools: frozenset[str] | set[str] = HUMAN_TOOLS,

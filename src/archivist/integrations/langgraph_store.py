@@ -40,9 +40,12 @@ import re
 import threading
 import weakref
 from collections import Counter
-from datetime import datetime, timezone
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 import numpy as np
 from langgraph.store.base import (
@@ -59,14 +62,18 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
-from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, tokenize_path
+from langgraph.store.base.embed import (
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+)
 
 from ..clock import parse_time
 from ..errors import InvalidInput, WriteRejected
 from ..index.text import query_terms
 from ..pipeline.governance import screen
 from ..pipeline.recognise import doubt
-from ..storage.base import graph_item_vectors
+from ..storage.rows import graph_item_vectors
 
 log = logging.getLogger(__name__)
 
@@ -266,11 +273,11 @@ def _similarities(query: np.ndarray, matrix: np.ndarray, distance: str = "cosine
 
 
 class ArchivistStore(BaseStore):
-    """``BaseStore`` over ``memory.store``; one tenant per adapter."""
+    """``BaseStore`` over the tenant's items of a :class:`Memory` (``memory.items(tenant)``); one tenant per adapter."""
 
     supports_ttl = True
 
-    def __init__(self, memory: Any, *, tenant: str = "default", index: IndexConfig | None = None,
+    def __init__(self, memory: Memory, *, tenant: str = "default", index: IndexConfig | None = None,
                  ttl: TTLConfig | None = None) -> None:
         self.memory, self.tenant = memory, tenant
         self.index_config, self.embeddings, self._fields = _index_config(index, memory.embedder)
@@ -286,7 +293,7 @@ class ArchivistStore(BaseStore):
     def __enter__(self) -> ArchivistStore:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- BaseStore ------------------------------------------------------------
@@ -317,7 +324,7 @@ class ArchivistStore(BaseStore):
     # -- TTL ------------------------------------------------------------------------
     def sweep_ttl(self) -> int:
         """Delete this tenant's expired items now; how many were deleted."""
-        return self.memory.store.graph_sweep(self.tenant, self.memory.clock.now())
+        return self.memory.items(self.tenant).sweep(self.memory.clock.now())
 
     async def asweep_ttl(self) -> int:
         return await asyncio.to_thread(ArchivistStore.sweep_ttl, self)
@@ -457,34 +464,32 @@ class ArchivistStore(BaseStore):
     # -- operations -------------------------------------------------------------
     def _run(self, ops: list[Op], documents: np.ndarray | None, queries: dict[str, np.ndarray]) -> list[Result]:
         now = self.memory.clock.now()
-        store = self.memory.store
+        items = self.memory.items(self.tenant)
         results: list[Result] = []
         used = 0
         writes = any(isinstance(op, PutOp) for op in ops)
-        with store.transaction() if writes else contextlib.nullcontext():  # a batch's writes land together
+        with items.transaction() if writes else contextlib.nullcontext():  # a batch's writes land together
             for op in ops:
                 if isinstance(op, GetOp):
                     ns = self._ns(op.namespace)
-                    rows = store.graph_items(self.tenant, ns, now, key=op.key)
+                    rows = items.get(ns, now, key=op.key)
                     if rows and op.refresh_ttl:
-                        store.graph_touch(self.tenant, [(ns, op.key)], now)
+                        items.touch([(ns, op.key)], now)
                     results.append(self._item(rows[0]) if rows else None)
                 elif isinstance(op, PutOp):
                     ns = self._ns(op.namespace)
                     if op.value is None:
-                        store.graph_delete(self.tenant, ns, op.key)
+                        items.delete(ns, op.key)
                     else:
                         pairs = self._index_texts(op.value, op.index)
                         vectors = [(path, documents[used + i]) for i, (path, _) in enumerate(pairs)] \
                             if self.embeddings is not None and op.index is not False else None
                         used += len(pairs)
                         ttl = op.ttl if op.ttl is not NOT_PROVIDED else (self.ttl_config or {}).get("default_ttl")
-                        if ttl is not None and ttl * 60 >= (datetime.max.replace(tzinfo=timezone.utc) - now).total_seconds():
+                        if ttl is not None and ttl * 60 >= (datetime.max.replace(tzinfo=UTC) - now).total_seconds():
                             ttl = None  # beyond the year 9999: it never expires
-                        store.graph_put(self.tenant, ns, op.namespace[0], op.key,
-                                        json.dumps(op.value, ensure_ascii=False), now,
-                                        float(ttl) if ttl is not None else None,
-                                        [] if op.index is False else vectors)
+                        items.put(ns, op.namespace[0], op.key, json.dumps(op.value, ensure_ascii=False), now,
+                                  float(ttl) if ttl is not None else None, [] if op.index is False else vectors)
                     results.append(None)
                 elif isinstance(op, SearchOp):
                     results.append(self._search(op, now, queries.get(op.query) if op.query else None))
@@ -513,7 +518,7 @@ class ArchivistStore(BaseStore):
 
     def _search(self, op: SearchOp, now, query_vector: np.ndarray | None) -> list[SearchItem]:
         prefix = self._ns(op.namespace_prefix) if op.namespace_prefix else ""
-        rows = self.memory.store.graph_items(self.tenant, prefix, now)
+        rows = self.memory.items(self.tenant).get(prefix, now)
         if op.filter:
             rows = [r for r in rows if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())]
         query = self._query(op)
@@ -531,7 +536,7 @@ class ArchivistStore(BaseStore):
         offset, limit = max(op.offset, 0), max(op.limit, 0)
         page = list(zip(rows, scores, strict=True))[offset : offset + limit]
         if op.refresh_ttl and page:
-            self.memory.store.graph_touch(self.tenant, [(r[0], r[1]) for r, _ in page], now)
+            self.memory.items(self.tenant).touch([(r[0], r[1]) for r, _ in page], now)
         return [self._item(r, s, search=True) for r, s in page]
 
     def _similarity(self, query: np.ndarray, rows: list[tuple]) -> list[float | None]:
@@ -558,7 +563,7 @@ class ArchivistStore(BaseStore):
         return out
 
     def _namespaces(self, op: ListNamespacesOp, now) -> list[tuple[str, ...]]:
-        spaces = [tuple(ns.split(SEP)) for ns in self.memory.store.graph_namespaces(self.tenant, now)]
+        spaces = [tuple(ns.split(SEP)) for ns in self.memory.items(self.tenant).namespaces(now)]
         for cond in op.match_conditions or ():
             path = tuple(cond.path)
             if cond.match_type == "prefix":
@@ -606,5 +611,5 @@ class AsyncArchivistStore(ArchivistStore):
     async def __aenter__(self) -> AsyncArchivistStore:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop_ttl_sweeper()

@@ -36,6 +36,7 @@ from ..index.text import compact, query_terms
 from ..model import AuditEntry, Fact, Kind, SourceType, Status, new_id
 from ..model import content_hash
 from ..pipeline.contradictions import contradicts
+from ..ports import ScopePort
 from ..pipeline.governance import is_near_duplicate
 
 
@@ -123,9 +124,10 @@ def _user_statement(f: Fact) -> bool:
     return f.kind is Kind.FACT and f.provenance.source_type in (SourceType.USER_MESSAGE, SourceType.EXPLICIT)
 
 
-def gates(scope, now: datetime, config: ConsolidationConfig, *, force: bool) -> tuple[bool, str, datetime | None, int]:
-    last = scope._store.last_consolidation(scope.identity)
-    sessions = len(scope._store.list_summaries(scope.identity, since=last, limit=10_000))
+def gates(scope: ScopePort, now: datetime, config: ConsolidationConfig, *, force: bool) -> tuple[bool, str, datetime | None, int]:
+    store = scope.memory.store
+    last = store.last_consolidation(scope.identity)
+    sessions = len(store.list_summaries(scope.identity, since=last, limit=10_000))
     if force:
         return True, "explicit", last, sessions
     if last is None or now - last >= config.min_interval:
@@ -135,16 +137,16 @@ def gates(scope, now: datetime, config: ConsolidationConfig, *, force: bool) -> 
     return False, "not_due", last, sessions
 
 
-def plan_consolidation(scope, *, config: ConsolidationConfig = ConsolidationConfig(), force: bool = False,
+def plan_consolidation(scope: ScopePort, *, config: ConsolidationConfig = ConsolidationConfig(), force: bool = False,
                        judge: PairJudge | None = None) -> ConsolidationPlan:
     """Read the scope and decide; nothing is written."""
-    now = scope._now()
+    now = scope.memory.clock.now()
     due, trigger, last, sessions = gates(scope, now, config, force=force)
     plan = ConsolidationPlan(trigger, due, now, last, sessions)
     if not due:
         return plan
     judge = judge or DeterministicJudge(config.conflict_ratio)
-    store, ident = scope._store, scope.identity
+    store, ident = scope.memory.store, scope.identity
     # orient + gather
     committed = store.list_facts(ident, statuses=(Status.COMMITTED,))
     candidates = store.list_facts(ident, statuses=(Status.CANDIDATE,))
@@ -208,7 +210,7 @@ def plan_consolidation(scope, *, config: ConsolidationConfig = ConsolidationConf
     return plan
 
 
-def apply_plan(scope, plan: ConsolidationPlan, *, on_action: Callable[[int, Action], None] | None = None) -> ConsolidationPlan:
+def apply_plan(scope: ScopePort, plan: ConsolidationPlan, *, on_action: Callable[[int, Action], None] | None = None) -> ConsolidationPlan:
     """Write the plan in one transaction (facts, review queue, run record, audit)."""
     if not plan.due:
         return plan

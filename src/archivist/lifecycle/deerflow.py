@@ -916,7 +916,7 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
             with memory.writer(Identity(tenant, "_import", "default")) as w:
                 plan = _plan(memory, tenant, read, now, report)
                 for ident, section in plan.sections:
-                    memory.store.put_profile_section(ident, section)
+                    w.profile(section, identity=ident, reason=f"profile section {section.name} imported from DeerFlow")
                 for fact in plan.added:
                     w.restore(fact, code="imported", reason="imported from DeerFlow")
                 for head, new in plan.updated:

@@ -157,7 +157,7 @@ def without(current: ProfileSection, gone: Collection[str], facts: Sequence[Fact
     return section(current.name, kept, now, [m for m in current.source_message_ids if m not in messages])
 
 
-def _lookup(store: Any, identity: Identity) -> Callable[[str], Fact | None]:
+def _lookup(store: Store, identity: Identity) -> Callable[[str], Fact | None]:
     found: dict[str, Fact | None] = {}
 
     def lookup(fact_id: str) -> Fact | None:
@@ -168,7 +168,7 @@ def _lookup(store: Any, identity: Identity) -> Callable[[str], Fact | None]:
     return lookup
 
 
-def read_profile(store: Any, identity: Identity, now: datetime) -> Profile:
+def read_profile(store: Store, identity: Identity, now: datetime) -> Profile:
     """The profile as every reader sees it: the stored sections, settled against the
     facts as they are at ``now`` (a fact that expired since the last write is not
     stated), without the sentences of facts in an open conflict — the fact list shows
@@ -186,7 +186,7 @@ def read_profile(store: Any, identity: Identity, now: datetime) -> Profile:
     return Profile(sections)
 
 
-def settle_stored(writer: Any) -> None:
+def settle_stored(writer: Writer) -> None:
     """Store the settled profile in ``writer``'s unit of work: the sentences whose facts
     the unit superseded, retired or expired go before it commits."""
     lookup = _lookup(writer.store, writer.identity)

@@ -353,7 +353,7 @@ def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None 
         report.episodes += len(w.keep_episodes(said))  # an episode already here (the same turn) is kept once
         for kind, item in other:
             if kind == "profile_section":
-                store.put_profile_section(Identity(tenant, target, "default"), item)
+                w.profile(item, reason=f"profile section {item.name} imported")
                 report.profile_sections += 1
             elif kind == "preference":
                 store.restore_preference(Identity(tenant, target, "default"), item)

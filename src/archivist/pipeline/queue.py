@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import ArchivistError
 from .filtering import to_message
@@ -80,12 +80,35 @@ class QueueStats:
     idle_jobs: int = 0
 
 
+class QueueScope(Protocol):
+    """What the queue does with one (tenant, user, agent, project): ``MemoryScope`` is one."""
+
+    identity: Any
+
+    def learn(self, messages: Sequence[Any], *, thread_id: str | None = None, extractor: Any = None) -> Any: ...
+
+    def consolidate(self) -> Any: ...
+
+    def processed_messages(self, thread_id: str) -> set[str]: ...
+
+    def mark_processed(self, thread_id: str, message_ids: Sequence[str]) -> None: ...
+
+
+class QueueMemory(Protocol):
+    """What the queue needs of the memory it feeds: ``Memory`` is one."""
+
+    def scope(self, tenant: str = "default", user: str = "", agent: str = "default",
+              project: str | None = None) -> QueueScope: ...
+
+    def attach(self, holder: Any) -> None: ...
+
+
 class UpdateQueue:
     """Debounced, deduplicated, bounded extraction in the background."""
 
     def __init__(
         self,
-        memory: Any,
+        memory: QueueMemory,
         *,
         extractor: Any = None,
         debounce: float = 2.0,
@@ -114,9 +137,7 @@ class UpdateQueue:
         self._epochs: dict[tuple[str, str], int] = {}
         self._cond = threading.Condition()
         self._closed = False
-        registry = getattr(memory, "_queues", None)
-        if registry is not None:
-            registry.add(self)  # so forgetting a user can discard their queued turns
+        memory.attach(self)  # so forgetting a user can discard their queued turns
         self._worker = threading.Thread(target=self._loop, name="archivist-update-queue", daemon=True)
         self._worker.start()
 
@@ -165,8 +186,7 @@ class UpdateQueue:
     def _watermark(self, key: QueueKey) -> set[str]:
         cached = self._processed.get(key)
         if cached is None:
-            ident = self.memory.scope(key.tenant, key.user, key.agent, key.project).identity
-            cached = set(self.memory.store.processed_messages(ident, key.thread))
+            cached = self.memory.scope(key.tenant, key.user, key.agent, key.project).processed_messages(key.thread)
             self._processed[key] = cached
         return cached
 
@@ -235,7 +255,7 @@ class UpdateQueue:
                 self._running.pop(key, None)
                 self._cond.notify_all()
 
-    def _upkeep(self, scope: Any) -> None:
+    def _upkeep(self, scope: QueueScope) -> None:
         """Consolidation behind its gates, after a batch (see :meth:`MemoryScope.consolidate`)."""
         try:
             plan = scope.consolidate()
@@ -255,7 +275,7 @@ class UpdateQueue:
             scope = self.memory.scope(key.tenant, key.user, key.agent, key.project)
             self.stats.extractor_calls += 1
             report = scope.learn(messages, thread_id=key.thread, extractor=self.extractor)
-            self.memory.store.mark_processed(scope.identity, key.thread, list(batch.messages))
+            scope.mark_processed(key.thread, list(batch.messages))
             processed = self._watermark(key)  # may read the store: outside the lock
             with self._cond:
                 processed.update(batch.messages)
@@ -293,6 +313,11 @@ class UpdateQueue:
             newcomers = {mid: m for mid, m in batch.messages.items() if mid not in batch.first_ids}
             if newcomers:  # later messages get their own attempts
                 self._batches[key] = _Batch(newcomers, self.clock(), self.clock(), epoch=batch.epoch)
+
+    def discard_words(self, tenant: str, user: str, quotes: list[str]) -> int:
+        """Queued turns are kept whole until they run; a forgotten fact's tombstone keeps
+        them from bringing it back, so there is nothing to redact here."""
+        return 0
 
     def discard_user(self, tenant: str, user: str, timeout: float = 30.0) -> int:
         """Drop pending batches and cached watermarks of a user being forgotten; a batch of

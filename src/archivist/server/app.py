@@ -17,7 +17,10 @@ import typing
 from urllib.parse import unquote
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -340,7 +343,7 @@ def header_name(value: str | None, header: str) -> str | None:
     return name
 
 
-def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
+def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None,
                allowed_hosts: Sequence[str] | None = None) -> FastAPI:
     """The REST API over ``memory``. ``allowed_hosts``: Host header names accepted (the
     others get 400), against DNS rebinding; ``archivist serve`` passes loopback names."""
@@ -591,7 +594,7 @@ def create_app(memory: Any, *, max_body: int = 1 << 20, extractor: Any = None,
     @app.get("/v1/users", tags=["admin"], operation_id="listUsers")
     def users(p: Caller) -> list[str]:
         """Users of the key's tenant that the key may act for."""
-        return [u for u in memory.store.users(p.tenant) if "*" in p.users or u in p.users]
+        return [u for u in memory.users(p.tenant) if "*" in p.users or u in p.users]
 
     @app.get("/v1/me", tags=["admin"], operation_id="whoAmI")
     def who_am_i(p: Caller) -> S.WhoAmI:

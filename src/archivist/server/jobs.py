@@ -18,14 +18,17 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 JOB_TTL = 3600.0  # seconds a finished job's report stays readable
 MAX_JOBS = 10_000  # reports kept at most
 
 
 class JobRunner:
-    def __init__(self, memory: Any, *, workers: int = 2, ttl: float = JOB_TTL, max_jobs: int = MAX_JOBS,
+    def __init__(self, memory: Memory, *, workers: int = 2, ttl: float = JOB_TTL, max_jobs: int = MAX_JOBS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl, self.max_jobs, self.clock = ttl, max_jobs, clock
         self.workers = workers
@@ -40,9 +43,7 @@ class JobRunner:
         self._ended: dict[str, float] = {}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
-        registry = getattr(memory, "_queues", None)
-        if registry is not None:
-            registry.add(self)
+        memory.attach(self)
 
     def get(self, job_id: str) -> dict[str, Any] | None:
         with self._lock:
@@ -95,7 +96,7 @@ class JobRunner:
                     work(job)
                 finally:
                     if job.get("cancelled"):  # its user was forgotten while it ran: its writes go too
-                        self._memory.store.forget_user(job["tenant"], job["user"])
+                        self._memory.forget_user(job["tenant"], job["user"], discard_held=False)
                         job["status"] = "cancelled"
         finally:
             with self._lock:

@@ -12,16 +12,33 @@ an exception inside the block rolls everything back.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-
-import numpy as np
 from datetime import datetime
 
-from ..model import AuditEntry, Category, Evidence, Fact, Identity, Preference, Profile, ProfileSection, Status, TaskState
+import numpy as np
+
+from ..model import (
+    AuditEntry,
+    Category,
+    Evidence,
+    Fact,
+    Identity,
+    Preference,
+    Profile,
+    ProfileSection,
+    Status,
+    TaskState,
+)
+from .records import (
+    ApiKeyRecord,
+    ConsolidationRunRecord,
+    GraphItemRow,
+    ReviewItemRecord,
+    Tombstone,
+)
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -152,7 +169,7 @@ class Store(ABC):
     def list_evidence(self, identity: Identity) -> list[Evidence]: ...
 
     @abstractmethod
-    def tombstones(self, identity: Identity) -> list[tuple[str, datetime]]: ...
+    def tombstones(self, identity: Identity) -> list[Tombstone]: ...
 
     @abstractmethod
     def add_tombstone(self, identity: Identity, content_hash: str, at: datetime) -> None: ...
@@ -175,7 +192,7 @@ class Store(ABC):
     def graph_delete(self, tenant: str, namespace: str, key: str) -> None: ...
 
     @abstractmethod
-    def graph_items(self, tenant: str, namespace_prefix: str, now: datetime, *, key: str | None = None) -> list[tuple]:
+    def graph_items(self, tenant: str, namespace_prefix: str, now: datetime, *, key: str | None = None) -> list[GraphItemRow]:
         """(namespace, key, value_json, created_at, updated_at, expires_at, ttl, vector_paths, vectors)
         rows, unexpired, newest first; read the vectors with :func:`graph_item_vectors`."""
 
@@ -199,7 +216,7 @@ class Store(ABC):
                     label: str | None, at: datetime) -> None: ...
 
     @abstractmethod
-    def find_api_key(self, key_hash: str) -> dict | None: ...
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
 
     @abstractmethod
     def revoke_api_key(self, key_id: str, at: datetime) -> bool: ...
@@ -220,7 +237,7 @@ class Store(ABC):
     def record_consolidation(self, identity: Identity, run_id: str, at: datetime, trigger: str, plan_json: str) -> None: ...
 
     @abstractmethod
-    def consolidation_runs(self, identity: Identity, *, limit: int = 20) -> list[dict]:
+    def consolidation_runs(self, identity: Identity, *, limit: int = 20) -> list[ConsolidationRunRecord]:
         """The scope's consolidation runs, newest first: id, started_at, trigger, plan."""
 
     @abstractmethod
@@ -228,7 +245,7 @@ class Store(ABC):
                         at: datetime) -> None: ...
 
     @abstractmethod
-    def review_items(self, identity: Identity, *, status: str = "open") -> list[dict]: ...
+    def review_items(self, identity: Identity, *, status: str = "open") -> list[ReviewItemRecord]: ...
 
     @abstractmethod
     def resolve_review_item(self, identity: Identity, item_id: str, at: datetime) -> bool: ...
@@ -361,24 +378,3 @@ def cache_keys(tenant: str, text: str) -> list[str]:
     from ..model.folding import cache_key, content_hash
 
     return [cache_key(tenant, text), content_hash(text)]
-
-
-def graph_vector_columns(vectors: Sequence[tuple[str, np.ndarray]] | None) -> tuple[str | None, bytes | None]:
-    """The (vector_paths JSON, float32 matrix bytes) an item's index vectors are stored as."""
-    if vectors is None:
-        return None, None
-    if not vectors:
-        return "[]", None
-    matrix = np.vstack([np.asarray(v, dtype=np.float32).ravel() for _, v in vectors])
-    return json.dumps([p for p, _ in vectors], ensure_ascii=False), matrix.tobytes()
-
-
-def graph_item_vectors(row: tuple) -> tuple[list[str] | None, np.ndarray | None]:
-    """An item row's index paths and vectors (one row per path); paths None = never indexed."""
-    paths_json, blob = row[7], row[8]
-    if paths_json is None:
-        return None, None
-    paths = json.loads(paths_json)
-    if not paths or blob is None:
-        return paths, None
-    return paths, np.frombuffer(blob, dtype=np.float32).reshape(len(paths), -1)

@@ -10,6 +10,12 @@ copy through the product's own paths and checks that no byte of it survives.
 
 Copies outside the store (the service's ingest-job reports, kept in memory for an hour)
 are listed in :data:`OUTSIDE_THE_STORE`.
+
+:data:`TABLES` lists every table of both backends: who owns its rows (the shared store,
+or a backend's keyword index, vector store or scope registry), which columns scope them,
+and on which backends it exists. ``forget_user``, ``users()`` and PostgreSQL's row-level
+security policies derive from it; ``tests/test_register.py`` fails on a table of either
+backend's schema that is not listed.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ OUTSIDE_THE_STORE: tuple[Copy, ...] = (
 NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
     "*": ("id", "tenant", "user_id", "agent", "project", "created_at", "updated_at", "content_hash"),
     "schema_migrations": ("applied_at",),
+    "archivist_migrations": ("name", "applied_at"),
     "facts": ("category", "kind", "scope", "durability", "authority", "status", "source_type", "thread_id",
               "message_id", "extractor", "extractor_version", "last_confirmed_at", "valid_until", "supersedes",
               "valid_from", "recorded_at", "retired_at", "role"),
@@ -107,4 +114,78 @@ def registered(table: str, column: str) -> bool:
     return any(c.table == table and (column in c.columns or "*" in c.columns) for c in REGISTER)
 
 
-__all__ = ["NOT_USER_TEXT", "OUTSIDE_THE_STORE", "REGISTER", "Copy", "registered"]
+@dataclass(frozen=True, slots=True)
+class Table:
+    name: str
+    owner: str  # STORE: the shared store's rows; else the backend part that keeps it in step
+    keyed_by: tuple[str, ...]  # the columns that scope its rows (() = store-wide)
+    backends: tuple[str, ...] = ("sqlite", "postgres")
+    row_security: bool = False  # PostgreSQL: a row-level security policy guards it
+
+    def holds_users(self) -> bool:
+        return "user_id" in self.keyed_by
+
+
+STORE, KEYWORDS, VECTORS, SCOPES = "store", "keyword index", "vector store", "scope registry"
+USER, SCOPE = ("tenant", "user_id"), ("tenant", "user_id", "agent")
+SQLITE, POSTGRES = ("sqlite",), ("postgres",)
+
+TABLES: tuple[Table, ...] = (
+    # authoritative rows: the same table on every backend, read and written by the shared store
+    Table("facts", STORE, SCOPE, row_security=True),
+    Table("profile_sections", STORE, USER, row_security=True),
+    Table("audit", STORE, SCOPE, row_security=True),
+    Table("evidence", STORE, USER, row_security=True),
+    Table("preferences", STORE, USER, row_security=True),
+    Table("task_states", STORE, SCOPE, row_security=True),
+    Table("context_traces", STORE, SCOPE, row_security=True),
+    Table("tombstones", STORE, SCOPE, row_security=True),
+    Table("session_summaries", STORE, SCOPE, row_security=True),
+    Table("review_items", STORE, SCOPE, row_security=True),
+    Table("consolidation_runs", STORE, SCOPE, row_security=True),
+    Table("processed_messages", STORE, SCOPE, row_security=True),
+    Table("graph_items", STORE, USER, row_security=True),  # user_id = namespace[0]
+    Table("api_keys", STORE, ("tenant",)),  # looked up before any identity exists
+    Table("embedding_cache", STORE, ()),  # keyed by tenant-keyed hashes of text, never by user
+    Table("vector_meta", STORE, ()),
+    Table("archivist_migrations", STORE, ()),
+    # derived rows, kept in step by the backend's parts
+    Table("facts_fts", KEYWORDS, (), SQLITE),  # rowid = scope id << 36 | seq
+    Table("keyword_docs", KEYWORDS, (), SQLITE),
+    Table("keyword_terms", KEYWORDS, ("scope_id",), SQLITE),
+    Table("keyword_scopes", KEYWORDS, ("scope_id",), SQLITE),
+    Table("fact_terms", KEYWORDS, SCOPE, POSTGRES),  # no policy: GIN is not used for @@ under RLS; joined to facts
+    Table("term_stats", KEYWORDS, SCOPE, POSTGRES, row_security=True),
+    Table("fact_vectors", VECTORS, ("scope_id",), SQLITE),
+    Table("vector_versions", VECTORS, ("scope_id",), SQLITE),
+    Table("fact_vectors", VECTORS, SCOPE, POSTGRES, row_security=True),
+    Table("scopes", SCOPES, SCOPE, SQLITE),
+    # the integer-versioned migration records of older releases (read once, by the shim)
+    Table("schema_migrations", STORE, (), SQLITE),
+    Table("archivist_schema_migrations", STORE, (), POSTGRES),
+)
+
+
+def tables(backend: str) -> tuple[Table, ...]:
+    return tuple(t for t in TABLES if backend in t.backends)
+
+
+def user_tables() -> tuple[str, ...]:
+    """The shared tables holding a user's rows, keyed by (tenant, user_id): what
+    ``forget_user`` deletes and ``users()`` reads, the same on every backend."""
+    return tuple(t.name for t in TABLES if t.owner == STORE and t.holds_users())
+
+
+def backend_user_tables(backend: str) -> tuple[str, ...]:
+    """A backend's own tables keyed by user and not kept by its keyword index or vector
+    store (which forget a user themselves): deleted after the shared ones."""
+    return tuple(t.name for t in tables(backend) if t.owner == SCOPES and t.holds_users())
+
+
+def row_security_tables() -> tuple[str, ...]:
+    """Tables PostgreSQL guards with a row-level security policy."""
+    return tuple(t.name for t in tables("postgres") if t.row_security)
+
+
+__all__ = ["NOT_USER_TEXT", "OUTSIDE_THE_STORE", "REGISTER", "TABLES", "Copy", "Table", "backend_user_tables",
+           "registered", "row_security_tables", "tables", "user_tables"]

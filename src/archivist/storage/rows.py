@@ -3,10 +3,13 @@ shared by every SQL backend so that they cannot drift apart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from ..clock import parse_time
 from ..model import (
@@ -21,6 +24,7 @@ from ..model import (
     SourceType,
     Status,
 )
+from .records import ApiKeyRecord, ConsolidationRunRecord, ReviewItemRecord
 
 FACT_COLUMNS = (
     "id, tenant, user_id, agent, project, key, content, content_hash, category, kind, scope, "
@@ -157,27 +161,27 @@ def iso(value: str | datetime | None) -> str | None:
     return t.isoformat(timespec="microseconds") if t else None
 
 
-def consolidation_run_from_row(row: Any) -> dict[str, Any]:
+def consolidation_run_from_row(row: Any) -> ConsolidationRunRecord:
     import json
 
     run_id, started, trigger, plan = row
-    return {"id": run_id, "started_at": iso(started), "trigger": trigger, "plan": json.loads(plan)}
+    return ConsolidationRunRecord(id=run_id, started_at=iso(started), trigger=trigger, plan=json.loads(plan))
 
 
-def review_item_from_row(row: Any) -> dict[str, Any]:
+def review_item_from_row(row: Any) -> ReviewItemRecord:
     import json
 
     item_id, kind, fact_ids, reason, status, created, resolved = row
-    return {"id": item_id, "kind": kind, "fact_ids": json.loads(fact_ids), "reason": reason, "status": status,
-            "created_at": iso(created), "resolved_at": iso(resolved)}
+    return ReviewItemRecord(id=item_id, kind=kind, fact_ids=json.loads(fact_ids), reason=reason, status=status,
+                            created_at=iso(created), resolved_at=iso(resolved))
 
 
-def api_key_from_row(row: Any) -> dict[str, Any]:
+def api_key_from_row(row: Any) -> ApiKeyRecord:
     import json
 
     kid, tenant, users, agents, role, label = row
-    return {"id": kid, "tenant": tenant, "users": json.loads(users), "agents": json.loads(agents),
-            "role": role, "label": label}
+    return ApiKeyRecord(id=kid, tenant=tenant, users=json.loads(users), agents=json.loads(agents), role=role,
+                        label=label)
 
 
 def redaction_needles(quotes: list[str]) -> list[str]:
@@ -215,3 +219,24 @@ def visible(identity: Identity, column: str = "project", mark: str = "?") -> tup
     if identity.project is None:
         return f"{column} IS NULL", ()
     return f"({column} IS NULL OR {column} = {mark})", (identity.project,)
+
+
+def graph_vector_columns(vectors: Sequence[tuple[str, np.ndarray]] | None) -> tuple[str | None, bytes | None]:
+    """The (vector_paths JSON, float32 matrix bytes) an item's index vectors are stored as."""
+    if vectors is None:
+        return None, None
+    if not vectors:
+        return "[]", None
+    matrix = np.vstack([np.asarray(v, dtype=np.float32).ravel() for _, v in vectors])
+    return json.dumps([p for p, _ in vectors], ensure_ascii=False), matrix.tobytes()
+
+
+def graph_item_vectors(row: tuple) -> tuple[list[str] | None, np.ndarray | None]:
+    """An item row's index paths and vectors (one row per path); paths None = never indexed."""
+    paths_json, blob = row[7], row[8]
+    if paths_json is None:
+        return None, None
+    paths = json.loads(paths_json)
+    if not paths or blob is None:
+        return paths, None
+    return paths, np.frombuffer(blob, dtype=np.float32).reshape(len(paths), -1)

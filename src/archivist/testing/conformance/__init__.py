@@ -18,6 +18,8 @@ concurrency specs open several at once).
 
 from .backends import Backend, postgres_backend, sqlite_backend
 from .spec_concurrency import *  # noqa: F401,F403
+from .spec_contract import *  # noqa: F401,F403
+from .spec_contract import __all__ as _contract
 from .spec_concurrency import __all__ as _concurrency
 from .spec_evidence import *  # noqa: F401,F403
 from .spec_evidence import __all__ as _evidence
@@ -39,5 +41,5 @@ from .spec_vector import *  # noqa: F401,F403
 from .spec_vector import __all__ as _vector
 
 SPECS = [*_facts, *_isolation, *_keyword, *_vector, *_expiry, *_evidence, *_forgetting, *_traces, *_transactions,
-         *_concurrency]
+         *_concurrency, *_contract]
 __all__ = ["Backend", "postgres_backend", "sqlite_backend", "SPECS", *SPECS]

@@ -1,0 +1,59 @@
+"""The base every part of the shared store builds on: the engine, the dialect, and the
+scope filters written once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ...model import Identity
+from ..rows import visible
+from .backend import Access, Dialect, Engine, Eraser, KeywordIndex, VectorStore
+
+
+class Scoped:
+    """Holds the backend's parts; every shared query filters through these helpers."""
+
+    db: Engine
+    sql: Dialect
+    keyword_index: KeywordIndex
+    vector_store: VectorStore
+    eraser: Eraser
+
+    def _ts(self, value: datetime | None) -> Any:
+        return self.sql.ts(value) if value else None
+
+    @staticmethod
+    def _scope(identity: Identity, alias: str = "") -> tuple[str, tuple[str, str, str]]:
+        """The rows of one (tenant, user, agent)."""
+        return (f"{alias}tenant = ? AND {alias}user_id = ? AND {alias}agent = ?",
+                (identity.tenant, identity.user, identity.agent))
+
+    @staticmethod
+    def _owner(tenant: str, user: str) -> tuple[str, tuple[str, str]]:
+        """The rows of one (tenant, user): user-global tables, and forgetting a user."""
+        return "tenant = ? AND user_id = ?", (tenant, user)
+
+    def _seen(self, identity: Identity, alias: str = "") -> tuple[str, tuple]:
+        """The facts a scope sees: its own, outside every project and in its project."""
+        scope, params = self._scope(identity, alias)
+        vis, vp = visible(identity, f"{alias}project", "?")
+        return f"{scope} AND {vis}", (*params, *vp)
+
+    def _read(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        who = Access.of(identity) if isinstance(identity, Identity) else identity
+        return self.db.read(who, sql, params)
+
+    def _write(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()):
+        who = Access.of(identity) if isinstance(identity, Identity) else identity
+        return self.db.write(who, sql, params)
+
+    def _write_many(self, identity: Identity | Access, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        if not rows:
+            return 0
+        who = Access.of(identity) if isinstance(identity, Identity) else identity
+        return self.db.write_many(who, sql, rows)
+
+    def transaction(self):
+        return self.db.transaction()

@@ -1,0 +1,272 @@
+"""PostgreSQL's engine: a ``psycopg_pool`` pool; a transaction is bound to the calling
+thread, so nested ``transaction()`` blocks join the outer one, as in SQLite.
+
+* **Row-level security**: every transaction sets ``archivist.tenant`` /
+  ``archivist.user`` / ``archivist.maintenance`` (``set_config(..., true)``) from the
+  statement's :class:`~archivist.storage.core.backend.Access`, and the policies of the
+  tables the register marks admit only those rows. Connecting as a role that bypasses
+  RLS (a superuser), pooled connections switch to the unprivileged ``archivist_app``.
+* **Writers**: a write transaction takes a transaction-scoped advisory lock per
+  (tenant, user) before its first statement for that user, so read-check-write
+  sequences are serialised per user exactly as SQLite serialises them per file, while
+  different users write in parallel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ...clock import ensure_utc
+from ...errors import StoreConflict, StoreError, StoreLocked
+from ..core.backend import Access, Dialect, Engine
+from ..core.migrate import MigrationTarget
+
+APP_ROLE = "archivist_app"
+MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
+
+
+class PostgresDialect(Dialect):
+    name = "postgres"
+    for_update = " FOR UPDATE"
+
+    def ts(self, value):
+        return ensure_utc(value) if value else None
+
+    def in_list(self, column, values):
+        return f"{column} = ANY(?)", [list(values)]
+
+    def json_array_has(self, column):
+        return f"jsonb_exists({column}::jsonb, ?)"
+
+    def json_field(self, column, key):
+        return f"({column}::jsonb ->> '{key}')"
+
+    def contains(self, column):
+        return f"strpos({column}, ?) > 0"
+
+
+@lru_cache(maxsize=2048)
+def marks(sql: str) -> str:
+    """Shared SQL's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return re.sub(r"\?", "%s", sql.replace("%", "%%"))
+
+
+def lock_key(tenant: str, user: str) -> int:
+    """A stable signed 64-bit advisory lock key for one (tenant, user)."""
+    digest = hashlib.blake2b(f"{tenant}\x1f{user}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN without its password, for messages and ``store.path``."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        parts = conninfo_to_dict(dsn)
+    except Exception:  # noqa: BLE001 - a malformed DSN is reported by connect()
+        return "postgresql://(unparsable DSN)"
+    if "password" in parts:
+        parts["password"] = "***"
+    return make_conninfo(**parts)
+
+
+@dataclass
+class _Tx:
+    """The calling thread's open transaction."""
+
+    conn: Any
+    depth: int = 1
+    access: Access | None = None
+    locked: set[tuple[str, str]] = field(default_factory=set)
+    after: list = field(default_factory=list)
+
+
+class PostgresEngine(Engine):
+    dialect = PostgresDialect()
+    concurrent_reads = True  # reads wait on a server: the assembler runs its sources concurrently
+
+    def __init__(self, dsn: str, *, min_size: int, max_size: int, connect_timeout: float,
+                 app_role: str | None) -> None:
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        self.psycopg = psycopg
+        self.dsn = dsn
+        self.path = redact_dsn(dsn)
+        self.app_role = app_role
+        self._local = threading.local()
+        self._closed = False
+        self._pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size, open=False,
+                                    configure=self._configure, kwargs={"autocommit": True}, name="archivist")
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except Exception as exc:
+            self._pool.close()
+            raise StoreError(f"{self.path}: cannot open a connection pool ({exc})") from exc
+
+    def _configure(self, conn) -> None:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        if self.app_role:
+            conn.execute(f"SET ROLE {self.app_role}")
+
+    def connect(self):
+        """A connection of the login role outside the pool (DDL, VACUUM, maintenance)."""
+        try:
+            return self.psycopg.connect(self.dsn, autocommit=True)
+        except self.psycopg.Error as exc:
+            raise StoreError(f"{self.path}: cannot connect to PostgreSQL ({str(exc).strip()})") from exc
+
+    def translate(self, exc: Exception) -> StoreError:
+        errors = self.psycopg.errors
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, errors.IntegrityError):
+            return StoreConflict(f"{self.path}: {text}")
+        if isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable)):
+            return StoreLocked(f"{self.path}: {text}")
+        if isinstance(exc, self.psycopg.OperationalError):
+            return StoreError(f"{self.path}: cannot reach PostgreSQL ({text})")
+        return StoreError(f"{self.path}: {text}")
+
+    def _tx(self) -> _Tx | None:
+        return getattr(self._local, "tx", None)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._tx() is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        tx = self._tx()
+        if tx is not None:
+            tx.depth += 1
+            try:
+                yield
+            finally:
+                tx.depth -= 1
+            return
+        try:
+            with self._pool.connection() as conn:
+                self._local.tx = tx = _Tx(conn)
+                try:
+                    with conn.transaction():
+                        yield
+                finally:
+                    self._local.tx = None
+        except self.psycopg.Error as exc:
+            raise self.translate(exc) from exc
+        for action in tx.after:
+            action()
+
+    def after_commit(self, action) -> None:
+        tx = self._tx()
+        if tx is None:
+            raise StoreError("internal: after_commit outside a transaction")
+        tx.after.append(action)
+
+    def _enter(self, tx: _Tx, who: Access, *, write: bool) -> None:
+        """Apply the RLS settings of ``who`` and, in a write transaction, take the user's
+        advisory lock the first time this transaction touches that user."""
+        lock = write and who.user not in ("", "*") and (who.tenant, who.user) not in tx.locked
+        if tx.access == who and not lock:
+            return
+        sql = ("SELECT set_config('archivist.tenant', %s, true), set_config('archivist.user', %s, true), "
+               "set_config('archivist.maintenance', %s, true)")
+        params: list[Any] = [who.tenant, who.user, "on" if who.maintenance else "off"]
+        if lock:
+            sql += ", pg_advisory_xact_lock(%s)"
+            params.append(lock_key(who.tenant, who.user))
+            tx.locked.add((who.tenant, who.user))
+        tx.conn.execute(sql, params)
+        tx.access = who
+
+    def read(self, who: Access, sql: str, params: Sequence = (), *,
+             prelude: tuple[str, Sequence] | None = None) -> list[tuple]:
+        """In the current transaction (which then holds the user's lock: a read there
+        precedes a write) or a short one. ``prelude``: a statement run first in the same
+        transaction (``SET LOCAL``s)."""
+        tx = self._tx()
+        try:
+            if tx is not None:
+                self._enter(tx, who, write=True)
+                if prelude:
+                    tx.conn.execute(*prelude)
+                return tx.conn.execute(marks(sql), params).fetchall()
+            with self._pool.connection() as conn, conn.transaction():
+                self._enter(_Tx(conn), who, write=False)
+                if prelude:
+                    conn.execute(*prelude)
+                return conn.execute(marks(sql), params).fetchall()
+        except self.psycopg.Error as exc:
+            raise self.translate(exc) from exc
+
+    def write(self, who: Access, sql: str, params: Sequence = ()):
+        tx = self._tx()
+        if tx is None:
+            raise StoreError("internal: a write outside a transaction")
+        self._enter(tx, who, write=True)
+        try:
+            return tx.conn.execute(marks(sql), params)
+        except self.psycopg.Error as exc:
+            raise self.translate(exc) from exc
+
+    def write_many(self, who: Access, sql: str, rows: Sequence[Sequence]) -> int:
+        """One pipeline for every row."""
+        tx = self._tx()
+        if tx is None:
+            raise StoreError("internal: a write outside a transaction")
+        self._enter(tx, who, write=True)
+        try:
+            with tx.conn.cursor() as cur:
+                cur.executemany(marks(sql), rows, returning=False)
+                return cur.rowcount
+        except self.psycopg.Error as exc:
+            raise self.translate(exc) from exc
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._pool.close()
+
+
+class PostgresMigrations(MigrationTarget):
+    """The runner's view of the database: a session advisory lock holds off other
+    migrators across processes; each step is one transaction."""
+
+    legacy_table = "archivist_schema_migrations"
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self.conn.transaction():
+            yield
+
+    def fetch(self, sql, params=()):
+        return self.conn.execute(marks(sql), params).fetchall()
+
+    def execute(self, sql, params=()):
+        self.conn.execute(marks(sql), params)
+
+    def run_script(self, script):
+        self.conn.execute(script)
+
+    def has_table(self, name):
+        return bool(self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0])

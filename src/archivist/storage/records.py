@@ -1,0 +1,57 @@
+"""The typed records the store contract returns where it once returned bare dicts and
+tuples. They are ``TypedDict`` and ``NamedTuple`` so that JSON encoders and callers that
+index rows keep working, while every field has a name and a type."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NamedTuple, TypedDict
+
+
+class ApiKeyRecord(TypedDict):
+    id: str
+    tenant: str
+    users: list[str]
+    agents: list[str]
+    role: str
+    label: str | None
+
+
+class ReviewItemRecord(TypedDict):
+    id: str
+    kind: str
+    fact_ids: list[str]
+    reason: str
+    status: str
+    created_at: str | None
+    resolved_at: str | None
+
+
+class ConsolidationRunRecord(TypedDict):
+    id: str
+    started_at: str | None
+    trigger: str
+    plan: dict[str, Any]
+
+
+class Tombstone(NamedTuple):
+    content_hash: str
+    created_at: datetime
+
+
+class GraphItemRow(NamedTuple):
+    """A LangGraph item as stored: ISO times, the index's field paths (JSON; None: never
+    indexed) and vectors (float32 matrix bytes, one row per path)."""
+
+    namespace: str
+    key: str
+    value: str
+    created_at: str
+    updated_at: str
+    expires_at: str | None
+    ttl_minutes: float | None
+    vector_paths: str | None
+    vectors: bytes | None
+
+
+__all__ = ["ApiKeyRecord", "ConsolidationRunRecord", "GraphItemRow", "ReviewItemRecord", "Tombstone"]

@@ -1,0 +1,65 @@
+"""How SQLite makes forgotten text unrecoverable from its files: ``secure_delete``
+zeroes deleted rows' bytes; the keyword index is merged into fresh segments (its old
+pages then zeroed too); the WAL, which still holds pages written before, is truncated;
+forgetting a user also VACUUMs the file. A sqlite-vec sidecar this process is not using
+is cleaned as well."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ...errors import StoreLocked
+from ..core.backend import MAINTENANCE, Eraser
+from .engine import SQLiteEngine, translate
+
+WAL_BUSY = "wal not truncated (readers active; forget again later)"
+
+
+class SQLiteEraser(Eraser):
+    def __init__(self, db: SQLiteEngine, vectors) -> None:
+        self.db, self.vectors = db, vectors
+
+    def after_forget(self, tables, *, whole_user):
+        return None if self._purge(vacuum=whole_user) else WAL_BUSY
+
+    def purge(self, *, full=False):
+        """Forgetting already zeroes and truncates here; ``full`` also VACUUMs the file
+        (compacting it) and truncates the WAL."""
+        if not full:
+            return []
+        if not self._purge(vacuum=True):
+            raise StoreLocked(f"{self.db.path}: the WAL is still read by another connection; purge again later")
+        return ["database file", "wal"]
+
+    def _purge(self, *, vacuum: bool) -> bool:
+        """False while another connection reads: the WAL keeps old pages until reset."""
+        db = self.db
+        with db.lock:
+            try:
+                with db.transaction():
+                    db.write(MAINTENANCE, "INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+                if vacuum:
+                    db.conn.execute("VACUUM")
+                busy = db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error as exc:
+                raise translate(exc, db.path) from exc
+        self._purge_sidecar()
+        return not busy
+
+    def _purge_sidecar(self) -> None:
+        """A sqlite-vec sidecar this process is not using may still hold forgotten vectors."""
+        from ...index.vectors import SqliteVecIndex, sidecar_path, sqlite_vec_available
+
+        path = sidecar_path(self.db.path)
+        if isinstance(self.vectors.index, SqliteVecIndex) or path == ":memory:" or not Path(path).exists():
+            return
+        if sqlite_vec_available():
+            other = SqliteVecIndex(path)
+            try:
+                other.forget(0)
+            finally:
+                other.close()
+        else:  # derived data: without the extension nothing can have it open, so remove it
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
