@@ -19,7 +19,7 @@ import functools
 import hmac
 import json
 import unicodedata
-from typing import Annotated, Any, Literal, TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -277,7 +277,7 @@ def _visible_text(name: str, value: str) -> str:
     return value
 
 
-def build_server(memory: Memory, *, tenant: str = "default", user: str, agent: str = "default",
+def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent: str = "default",
                  project: str | None = None) -> MCPServer:
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")
