@@ -91,3 +91,20 @@ def test_storage_backends_depend_on_the_shared_core_never_on_each_other():
 def test_no_storage_file_is_over_400_lines():
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / "storage").rglob("*.py")}
     assert {p: n for p, n in sizes.items() if n > 400} == {}
+
+
+def test_nothing_below_memory_reaches_into_another_objects_private_attributes():
+    """Layers under ``memory`` hold a memory or a scope by small protocols
+    (``archivist.ports``, ``pipeline.queue.QueueMemory``): they use what those offer,
+    never ``scope._store`` or ``memory._holders``."""
+    below = {name for name, layer in LAYERS.items() if layer < LAYERS["memory"]}
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0].removesuffix(".py") not in below:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []

@@ -212,3 +212,52 @@ def test_a_failed_purge_never_undoes_a_forget_and_archivist_purge_finishes_it(pg
     full = subprocess.run([sys.executable, "-m", "archivist.cli", "purge", "--full"], capture_output=True, text=True,
                           env=env)
     assert full.returncode == 0 and "facts" in full.stdout and "audit" in full.stdout, full.stderr
+
+
+def pg_schema(dsn: str) -> dict[str, list]:
+    """Tables, columns, indexes, policies and row security of a database, comparable."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return {
+            "columns": conn.execute("SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default "
+                                    "FROM information_schema.columns WHERE table_schema = 'public' "
+                                    "ORDER BY 1, 2").fetchall(),
+            "indexes": conn.execute("SELECT tablename, indexname, indexdef FROM pg_indexes "
+                                    "WHERE schemaname = 'public' ORDER BY 1, 2").fetchall(),
+            "policies": conn.execute("SELECT tablename, policyname, qual, with_check FROM pg_policies "
+                                     "WHERE schemaname = 'public' ORDER BY 1, 2").fetchall(),
+            "row_security": conn.execute("SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class c "
+                                         "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
+                                         "AND c.relkind = 'r' ORDER BY 1").fetchall(),
+        }
+
+
+def test_a_database_of_integer_versions_migrates_to_what_a_fresh_one_is(pg_dsn):
+    """A database the previous release made (its steps recorded as integer versions in
+    archivist_schema_migrations) opens, records the steps by name, and ends with the
+    very schema a fresh database has."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from archivist.testing.postgres import _with_db, server_dsn
+
+    PostgresStore(pg_dsn).close()
+    fresh = pg_schema(pg_dsn)
+    for version in (1, 4, len(MIGRATIONS)):
+        name = f"{conninfo_to_dict(pg_dsn)['dbname']}_v{version}"
+        with psycopg.connect(server_dsn(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        old = _with_db(server_dsn(), name)
+        try:
+            with psycopg.connect(old, autocommit=True) as conn:  # what the previous release's runner did
+                conn.execute("CREATE TABLE archivist_schema_migrations "
+                             "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+                for number, step in enumerate(MIGRATIONS[:version], start=1):
+                    with conn.transaction():
+                        conn.execute(step.sql)
+                        conn.execute("INSERT INTO archivist_schema_migrations (version) VALUES (%s)", (number,))
+            store = PostgresStore(old)
+            assert store.schema_version == len(MIGRATIONS)
+            store.close()
+            assert pg_schema(old) == fresh, f"from version {version}"
+        finally:
+            with psycopg.connect(server_dsn(), autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -33,7 +33,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memory import Memory, MemoryScope
 
 from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
@@ -173,7 +176,7 @@ def _latest(pool: Pool, clock: Any) -> Any:
     return max(times) if times else clock.now()
 
 
-def feed(mem: Any, scope: Any, pool: Pool, clock: Any, *, via: str = "learn",
+def feed(mem: Memory, scope: MemoryScope, pool: Pool, clock: Any, *, via: str = "learn",
          progress: Callable[[str, int, int], None] | None = None) -> tuple[int, int]:
     """Feed one pool's conversation into ``scope`` the way ``via`` says, session by
     session, with ``clock`` at each session's time. Returns (turns, sessions)."""
@@ -195,7 +198,7 @@ def feed(mem: Any, scope: Any, pool: Pool, clock: Any, *, via: str = "learn",
     return turns, len(threads)
 
 
-def _agent(mem: Any, scope: Any) -> Callable[[str, list[dict[str, Any]]], None]:
+def _agent(mem: Memory, scope: MemoryScope) -> Callable[[str, list[dict[str, Any]]], None]:
     """A feeder that plays a thread through a ``create_agent`` agent with ``MemoryMiddleware``."""
     try:
         from langchain.agents import create_agent

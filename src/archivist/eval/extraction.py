@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memory import MemoryScope
 
 import yaml
 
@@ -183,7 +186,7 @@ def evaluate_cases(cases: Sequence[dict[str, Any]], scope_for: Callable[[str], A
     lasts a season (current focus) is judged on the day it was said."""
     results = []
 
-    def learn(scope: Any, messages: list[Any], at: str | None = None) -> Any:
+    def learn(scope: MemoryScope, messages: list[Any], at: str | None = None) -> Any:
         if at is not None and clock is not None:
             clock.set(str(at))
         return scope.learn(messages, at=at, extractor=extractor)

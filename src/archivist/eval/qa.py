@@ -32,7 +32,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memory import Memory, MemoryScope
 
 from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
@@ -164,7 +167,7 @@ def pool_keys(pools: Sequence[Pool]) -> list[str]:
     return keys
 
 
-def _scope(mem: Any, key: str) -> Any:
+def _scope(mem: Memory, key: str) -> MemoryScope:
     """The scope a pool is fed into: named after its key, whatever the key's characters."""
     return mem.scope(tenant="eval", user="pool-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16], agent="eval")
 

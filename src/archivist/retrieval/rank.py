@@ -3,7 +3,7 @@
     final = R · decay + 0.2 · C
     R     = −bm25 + bonus   (bm25 is smaller-is-better, as SQLite reports it, so it
             is negated; ``bonus`` is the weight of the common terms the store did not
-            collect candidates with — see ``storage.sqlite.KeywordScorer`` — and 0
+            collect candidates with — see ``storage.core.planner`` — and 0
             when every term was collected)
     C     = the fact's confidence
     decay = 1                          when age < 30 days

@@ -32,6 +32,10 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, Forgetting, Stor
         return self.db.concurrent_reads
 
     @property
+    def capabilities(self) -> frozenset[str]:
+        return self.db.capabilities
+
+    @property
     def path(self) -> str:
         return self.db.path
 

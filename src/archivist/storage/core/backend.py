@@ -100,6 +100,11 @@ class Engine(ABC):
     dialect: Dialect
     path: str  # what messages name the database by (never a password)
     concurrent_reads: bool = False
+    #: what the backend guarantees beyond the contract: ``row_security`` — the database
+    #: itself admits only the rows of a statement's Access (a conformance spec checks it);
+    #: ``erases_on_forget`` — a forget leaves no byte of the forgotten text in the files
+    #: (tests/test_register.py reads the files)
+    capabilities: frozenset[str] = frozenset()
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[None]: ...

@@ -91,6 +91,7 @@ class _Tx:
 class PostgresEngine(Engine):
     dialect = PostgresDialect()
     concurrent_reads = True  # reads wait on a server: the assembler runs its sources concurrently
+    capabilities = frozenset({"row_security"})
 
     def __init__(self, dsn: str, *, min_size: int, max_size: int, connect_timeout: float,
                  app_role: str | None) -> None:

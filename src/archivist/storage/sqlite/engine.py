@@ -54,6 +54,7 @@ class SQLiteEngine(Engine):
     """Thread-safe: one connection; a transaction holds the lock from BEGIN to COMMIT."""
 
     dialect = SQLiteDialect()
+    capabilities = frozenset({"erases_on_forget"})  # secure_delete, FTS merge, WAL truncation
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
         self.path = str(path)

@@ -35,6 +35,7 @@ __all__ = [
     "test_lifecycle_rows",
     "test_preferences_tasks_and_traces_are_versioned_and_scoped",
     "test_profile_and_audit_rows",
+    "test_row_security_admits_only_the_rows_of_the_statements_access",
 ]
 
 AT = parse_time(T0)
@@ -194,3 +195,24 @@ def test_embedding_cache_and_forgetting_one_fact(backend):
         assert store.forget_fact(ALICE, [fact.id], at=AT) == {}
         assert store.is_tombstoned(ALICE, content_hash(fact.content))
         assert isinstance(store.purge(), list)
+
+
+def test_row_security_admits_only_the_rows_of_the_statements_access(backend):
+    """A backend that declares ``row_security``: a statement that forgot its filter still
+    sees only the rows of the tenant and user it runs as."""
+    from ...storage.core.backend import Access
+
+    with backend.memory() as mem:
+        store = mem.store
+        if "row_security" not in getattr(store, "capabilities", frozenset()):
+            pytest.skip(f"{backend.name} does not declare row_security (one file per deployment)")
+        mem.scope("t1", "alice", "coder").remember("The user's editor is Helix.")
+        mem.scope("t1", "bob", "coder").remember("The user's editor is Vim.")
+        mem.scope("t2", "alice", "coder").remember("The user's editor is Emacs.")
+        seen = {who: [r[0] for r in store.db.read(who, "SELECT content FROM facts ORDER BY content")]
+                for who in (Access("t1", "alice"), Access("t1", "bob"), Access("t2", "alice"), Access("t3", "x"))}
+        assert seen[Access("t1", "alice")] == ["The user's editor is Helix."]
+        assert seen[Access("t1", "bob")] == ["The user's editor is Vim."]
+        assert seen[Access("t2", "alice")] == ["The user's editor is Emacs."]
+        assert seen[Access("t3", "x")] == []
+        assert len(store.db.read(Access.tenant_wide("t1"), "SELECT content FROM facts")) == 2
