@@ -11,16 +11,19 @@ from typing import Any, Protocol
 from .clock import Clock
 from .index.embed import Embedder
 from .model import Identity
+from .pipeline.governance import GovernanceConfig
 from .storage.base import Store
 from .write import Writer
 
 
 class MemoryPort(Protocol):
-    """A memory as lifecycle and context code use it: its store, clock, embedder and writer."""
+    """A memory as lifecycle and context code use it: its store, clock, embedder, write
+    policy and writer."""
 
     store: Store
     clock: Clock
     embedder: Embedder | None
+    governance: GovernanceConfig
 
     def writer(self, identity: Identity, *, warnings: list[str] | None = None,
                now: datetime | None = None) -> Writer: ...

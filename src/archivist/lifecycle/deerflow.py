@@ -96,6 +96,8 @@ from ..model import (
     new_id,
 )
 from ..pipeline.governance import Rejection, admit, check_text, screen
+from ..ports import MemoryPort
+from ..storage.base import Store
 
 SECTION_NAMES = {"".join(w.title() if i else w for i, w in enumerate(name.split("_"))): name
                  for name in PROFILE_SECTIONS}  # workContext -> work_context
@@ -882,7 +884,7 @@ def _deer_id(fact: Fact) -> str:
     return m["id"] if m else fact.id
 
 
-def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[str] | None = None) -> DeerFlowReport:
+def import_deerflow(memory: MemoryPort, root: Path, *, tenant: str = "default", users: list[str] | None = None) -> DeerFlowReport:
     """Import (or sync again) DeerFlow's memory under ``root`` into ``tenant``."""
     root = Path(root)
     users_dir = root / "users"
@@ -936,7 +938,7 @@ def import_deerflow(memory, root: Path, *, tenant: str = "default", users: list[
     return _withheld(report, root)
 
 
-def _plan(memory, tenant: str, read, now: datetime, report: DeerFlowReport) -> _Plan:
+def _plan(memory: MemoryPort, tenant: str, read, now: datetime, report: DeerFlowReport) -> _Plan:
     store, config = memory.store, memory.governance
     plan = _Plan()
     claimed: dict[str, Identity] = {}
@@ -985,7 +987,7 @@ def _plan(memory, tenant: str, read, now: datetime, report: DeerFlowReport) -> _
     return plan
 
 
-def _resolve(store, ident: Identity, deer_id: str, claimed: dict[str, Identity]) -> tuple[str, list[Fact]]:
+def _resolve(store: Store, ident: Identity, deer_id: str, claimed: dict[str, Identity]) -> tuple[str, list[Fact]]:
     """The archivist id of a DeerFlow card and the chain it already has here (if any).
     DeerFlow ids are unique per agent only: another scope's id gets a scope suffix."""
     options = (deer_id, _scope_alt(deer_id, ident))
@@ -1000,7 +1002,7 @@ def _resolve(store, ident: Identity, deer_id: str, claimed: dict[str, Identity])
     raise InvalidInput(f"fact id {deer_id!r} of {ident.user}/{ident.agent} is held twice in this import")
 
 
-def _decide(memory, card: _Card, fact: Fact, chain: list[Fact], plan: _Plan, report: DeerFlowReport,
+def _decide(memory: MemoryPort, card: _Card, fact: Fact, chain: list[Fact], plan: _Plan, report: DeerFlowReport,
             now: datetime) -> str | None:
     """Add, update, skip or leave one card; the archivist id that stays live, if any."""
     store = memory.store
@@ -1047,7 +1049,7 @@ def _decide(memory, card: _Card, fact: Fact, chain: list[Fact], plan: _Plan, rep
     return admitted.id
 
 
-def _gate(memory, fact: Fact, where: str, report: DeerFlowReport) -> Fact | None:
+def _gate(memory: MemoryPort, fact: Fact, where: str, report: DeerFlowReport) -> Fact | None:
     """``fact`` as the gate admits it, or ``None`` (refused or forgotten: reported)."""
     admitted = admit(fact, memory.governance)
     problem = admitted if isinstance(admitted, Rejection) else _screen_provenance(fact)

@@ -29,11 +29,6 @@ from typing import Any
 from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
-from ..model import content_hash
-from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
-from ..pipeline.governance import Rejection, admit, check_text, is_held, screen, vet_summary
-from ..pipeline.recognise import doubt, doubt_preference
-from ..pipeline.secrets import find_secret
 from ..model import (
     Authority,
     Category,
@@ -48,7 +43,21 @@ from ..model import (
     Provenance,
     SourceType,
     Status,
+    content_hash,
 )
+from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
+from ..pipeline.governance import (
+    Rejection,
+    admit,
+    check_text,
+    is_held,
+    screen,
+    vet_summary,
+)
+from ..pipeline.recognise import doubt, doubt_preference
+from ..pipeline.secrets import find_secret
+from ..ports import MemoryPort
+from ..storage.base import Store
 
 FORMAT, VERSION = "archivist", 1
 MAX_BAD_LINES = 50  # an import that fails names at most this many of its bad lines
@@ -125,7 +134,7 @@ def _name(value: Any, name: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- export
-def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
+def export_records(memory: MemoryPort, tenant: str, user: str) -> Iterator[dict[str, Any]]:
     """The header, then every record of (tenant, user), in a stable order."""
     store = memory.store
     yield {"format": FORMAT, "version": VERSION, "tenant": tenant, "user": user,
@@ -164,7 +173,7 @@ def export_records(memory, tenant: str, user: str) -> Iterator[dict[str, Any]]:
             yield {"type": "tombstone", "agent": agent, "content_hash": chash, "created_at": at.isoformat()}
 
 
-def export_jsonl(memory, tenant: str, user: str, out) -> int:
+def export_jsonl(memory: MemoryPort, tenant: str, user: str, out) -> int:
     """Write the export to a text stream; returns the number of records (header excluded)."""
     n = -1
     for n, record in enumerate(export_records(memory, tenant, user)):
@@ -220,7 +229,7 @@ def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | Non
     return (user or exported_user), records
 
 
-def import_jsonl(memory, lines: Iterable[str], *, tenant: str, user: str | None = None,
+def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user: str | None = None,
                  source: str = "<input>") -> ImportReport:
     """Import an export into (tenant, user) — the exported user unless ``user`` is given.
     Whole or nothing: when any line is bad (not JSON, malformed, or a record the content
@@ -385,13 +394,13 @@ def _rescoped_id(episode: Fact) -> str:
     return episode_id(episode.identity, episode.provenance.thread_id, episode.provenance.message_id or episode.id, part)
 
 
-def _is_episode(store, episode: Fact) -> bool:
+def _is_episode(store: Store, episode: Fact) -> bool:
     """Whether the row already stored under ``episode``'s id is an episode of its scope."""
     found = store.get_fact(episode.identity, episode.id)
     return found is not None and found.is_episode
 
 
-def _check_against_store(store, facts, other, tenant: str, user: str, source: str) -> None:
+def _check_against_store(store: Store, facts, other, tenant: str, user: str, source: str) -> None:
     """What the file cannot know: keys, preferences and summaries the target already has."""
     agents = {f.identity.agent for _, f in facts}
     for agent in agents:
@@ -452,7 +461,7 @@ def card_text(fact: Fact) -> str:
     return "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n\n" + fact.content + "\n"
 
 
-def export_markdown(memory, tenant: str, user: str, directory: Path) -> int:
+def export_markdown(memory: MemoryPort, tenant: str, user: str, directory: Path) -> int:
     """One card per live or candidate fact: ``<dir>/<agent>/<id>.md``. Returns cards written."""
     n = 0
     root = Path(directory).resolve()
@@ -497,7 +506,7 @@ def _stamp(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def import_markdown(memory, directory: Path, *, tenant: str, user: str) -> ImportReport:
+def import_markdown(memory: MemoryPort, directory: Path, *, tenant: str, user: str) -> ImportReport:
     """Cards whose id is new are imported as they are; a card whose body was edited
     becomes a new version of its fact; unchanged cards are skipped."""
     from ..model import new_id

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..model import new_id
+from ..storage.base import Store
 
 ROLES = ("reader", "writer", "admin")
 PREFIX = "ak_"
@@ -36,7 +37,7 @@ class Principal:
         return ROLES.index(self.role) >= ROLES.index(role)
 
 
-def create_key(store, *, tenant: str, users: list[str], agents: list[str] | None = None, role: str = "writer",
+def create_key(store: Store, *, tenant: str, users: list[str], agents: list[str] | None = None, role: str = "writer",
                label: str | None = None, at=None) -> tuple[str, str]:
     """Create a key; returns (key id, secret). The secret is not stored and cannot be shown again."""
     if role not in ROLES:
@@ -52,7 +53,7 @@ def create_key(store, *, tenant: str, users: list[str], agents: list[str] | None
     return key_id, secret
 
 
-def principal_for(store, secret: str) -> Principal | None:
+def principal_for(store: Store, secret: str) -> Principal | None:
     found = store.find_api_key(hash_key(secret)) if secret else None
     if found is None:
         return None
