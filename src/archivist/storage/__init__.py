@@ -12,21 +12,28 @@ from typing import Any
 from ..errors import StoreError
 from .base import Store
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two letters at least: C:\ is a drive
 
 
 def _sqlite(target: str, options: dict[str, Any]) -> Store:
     from .sqlite import SQLiteStore
 
-    path = target.removeprefix("sqlite://") if target.startswith("sqlite://") else target
-    return SQLiteStore(path, **options)
+    if scheme(target) == "sqlite":
+        path = target[len("sqlite:"):]
+        if not path.startswith("//") or not path[2:]:
+            raise StoreError(f"{target!r}: a SQLite URL is sqlite://PATH (sqlite:///abs/path.db)")
+        target = path[2:]
+    return SQLiteStore(target, **options)
 
 
 def _postgres(target: str, options: dict[str, Any]) -> Store:
     from .postgres import PostgresStore
 
+    name = scheme(target)
+    if not target[len(name) + 1:].startswith("//"):
+        raise StoreError(f"{target.split('@')[-1]!r}: a PostgreSQL DSN is postgresql://[user@]host/dbname")
     options.pop("vector_index", None)  # vectors live in the database (pgvector)
-    return PostgresStore(target, **options)
+    return PostgresStore(name + target[len(name):], **options)
 
 
 #: URL scheme → opener; a target without a scheme is a SQLite file path
@@ -38,8 +45,8 @@ BACKENDS: dict[str, Callable[[str, dict[str, Any]], Store]] = {
 
 
 def scheme(target: str | Path) -> str | None:
-    """The URL scheme of ``target`` (None: a file path)."""
-    match = _SCHEME.match(target) if isinstance(target, str) else None
+    """The URL scheme of ``target``, lower-cased (None: a file path; a ``Path`` always is)."""
+    match = _SCHEME.match(target.strip()) if isinstance(target, str) else None
     return match.group(1).lower() if match else None
 
 
@@ -49,15 +56,22 @@ def is_dsn(target: str | Path) -> bool:
 
 
 def open_store(target: str | Path, **options: Any) -> Store:
-    """A SQLite file path (or ``sqlite:///path``), or a ``postgresql://`` DSN: the only
-    thing that changes between an embedded store and a shared database. Another scheme
-    is an error, never a file of that name."""
+    """A SQLite file path (or ``sqlite://PATH``), or a ``postgresql://`` DSN: the only
+    thing that changes between an embedded store and a shared database. A string that
+    starts like another scheme (``mysql:``, ``file:``) is an error, never a file of that
+    name: a file whose name has a colon is written ``./name:with:colons.db``."""
+    if isinstance(target, Path):
+        return _sqlite(str(target), options)
+    target = target.strip()
     name = scheme(target)
     if name is None:
-        return _sqlite(str(target), options)
+        if not target:
+            raise StoreError("no store given: a file path, sqlite://PATH or postgresql://…")
+        return _sqlite(target, options)
     if name not in BACKENDS:
-        raise StoreError(f"no storage backend for {name}:// (known: {', '.join(sorted(BACKENDS))}, or a file path)")
-    return BACKENDS[name](str(target), options)
+        raise StoreError(f"no storage backend for {name}: (known: {', '.join(sorted(BACKENDS))}, or a file path; "
+                         "a file whose name has a colon is written ./name)")
+    return BACKENDS[name](target, options)
 
 
 __all__ = ["BACKENDS", "Store", "is_dsn", "open_store", "scheme"]

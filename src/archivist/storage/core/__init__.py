@@ -53,7 +53,7 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, Forgetting, Stor
         return self.vector_store.of(identity, list(fact_ids)) if fact_ids else {}
 
     def facts_without_vectors(self, *, limit=1000):
-        return self.vector_store.missing(int(limit))
+        return self.vector_store.missing(self._limit(limit))
 
     def drop_vectors(self):
         self.vector_store.drop()

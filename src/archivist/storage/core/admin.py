@@ -25,6 +25,7 @@ def _graph_row(r: tuple) -> GraphItemRow:
 class AdminRows(Scoped):
     # -- LangGraph store items (tenant-wide: the namespace names the user) -------------
     def graph_put(self, tenant, namespace, user, key, value_json, now, ttl_minutes, vectors=None):
+        self._ids(namespace, key)
         expires = self._ts(now + timedelta(minutes=ttl_minutes)) if ttl_minutes is not None else None
         paths, blob = graph_vector_columns(vectors)
         with self.transaction():

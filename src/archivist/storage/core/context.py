@@ -20,6 +20,7 @@ _PREFERENCE = "INSERT INTO preferences VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 class ContextRows(Scoped):
     # -- evidence ---------------------------------------------------------
     def put_evidence(self, evidence):
+        self._ids(evidence.id)
         i = evidence.identity
         owner, params = self._owner(i.tenant, i.user)
         with self.transaction():  # the user's write lock is held: versions cannot race
@@ -73,6 +74,7 @@ class ContextRows(Scoped):
                 self._ts(pref.updated_at), self._ts(pref.expires_at))
 
     def put_preference(self, identity, pref, *, based_on):
+        self._ids(pref.key)
         owner, params = self._owner(identity.tenant, identity.user)
         with self.transaction():
             current = self._expect_version(identity, f"preference {pref.key!r}",
@@ -87,6 +89,7 @@ class ContextRows(Scoped):
 
     def restore_preference(self, identity, pref):
         """Write a preference exactly as exported (its version included); imports only."""
+        self._ids(pref.key)
         with self.transaction():
             self._write(identity, _PREFERENCE, self._preference_row(identity, pref))
 
@@ -101,6 +104,7 @@ class ContextRows(Scoped):
                          tuple(json.loads(missing)), version, as_time(at))
 
     def put_task(self, identity, task, *, based_on):
+        self._ids(task.task_id)
         scope, params = self._scope(identity)
         with self.transaction():
             current = self._expect_version(identity, f"task {task.task_id!r}",
@@ -120,8 +124,10 @@ class ContextRows(Scoped):
 
     # -- context traces -------------------------------------------------------
     def put_trace(self, identity, trace_id, created_at, payload):
+        self._ids(trace_id)
         with self.transaction():
-            self._write(identity, "INSERT INTO context_traces VALUES (?, ?, ?, ?, ?, ?)",
+            self._write(identity, "INSERT INTO context_traces (id, tenant, user_id, agent, created_at, payload) "
+                                  "VALUES (?, ?, ?, ?, ?, ?)",
                         (trace_id, identity.tenant, identity.user, identity.agent, self._ts(created_at),
                          json.dumps(payload, ensure_ascii=False)))
 
@@ -135,7 +141,7 @@ class ContextRows(Scoped):
         thread = f" AND {self.sql.json_field('payload', 'thread_id')} = ?" if thread_id is not None else ""
         rows = self._read(identity, f"SELECT payload FROM context_traces WHERE {scope}{thread} "
                                     f"ORDER BY created_at DESC{self.sql.newest_first} LIMIT ?",
-                          (*params, *([thread_id] if thread else []), int(limit)))
+                          (*params, *([thread_id] if thread else []), self._limit(limit)))
         return [json.loads(r[0]) for r in rows]
 
     # -- the embedding cache (by model and content hash; no user columns) ----------

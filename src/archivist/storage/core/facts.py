@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...errors import FactNotFound
 from ...model import INDEXED, AuditEntry, Category, Profile, Status
-from ..base import Progress
+from ..base import Progress, cache_keys
 from ..rows import (
     FACT_COLUMNS,
     N_FACT_COLUMNS,
@@ -25,23 +25,23 @@ _LIVE_AT = "AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_un
 class FactRows(Scoped):
     # -- facts ------------------------------------------------------------
     def insert_fact(self, fact):
+        self._ids(fact.key, fact.provenance.thread_id, fact.provenance.message_id)
         with self.transaction():
             seq = self._write(fact.identity, _INSERT_FACT, fact_params(fact, self._ts)).fetchone()[0]
             if fact.status in INDEXED:
                 self.keyword_index.add(fact.identity, [(seq, fact)])
 
-    def _seq(self, identity, fact_id, *, lock: bool = False) -> int | None:
-        seen, params = self._seen(identity)
-        row = self._write(identity, f"SELECT seq FROM facts WHERE id = ? AND {seen}"
-                          + (self.sql.for_update if lock else ""), (fact_id, *params)).fetchone()
-        return row[0] if row else None
-
     def update_fact(self, fact):
         i = fact.identity
         with self.transaction():
-            seq = self._seq(i, fact.id)
-            if seq is None:
+            seen, params = self._seen(i)
+            row = self._write(i, f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE id = ? AND {seen}",
+                              (fact.id, *params)).fetchone()
+            if row is None:
                 raise FactNotFound(fact.id)
+            seq, before = row[0], fact_from_row(row[1:])
+            if before.embed_text != fact.embed_text:  # a new context: the old text's cached vector goes
+                self._forget_cached(i, cache_keys(i.tenant, before.embed_text))
             ts = self._ts
             self._write(
                 i,
@@ -93,7 +93,7 @@ class FactRows(Scoped):
         if limit is not None:
             where_limit = "LIMIT ?"
             sql.append(where_limit)
-            params.append(int(limit))
+            params.append(self._limit(limit))
         return [fact_from_row(r) for r in self._read(identity, " ".join(sql), params)]
 
     def find_by_hash(self, identity, content_hash):
@@ -166,7 +166,7 @@ class FactRows(Scoped):
     def audit_log(self, identity, *, limit=100):
         scope, params = self._scope(identity)
         rows = self._read(identity, "SELECT at, action, code, reason, fact_id, content_hash, content, message_id "
-                                    f"FROM audit WHERE {scope} ORDER BY seq DESC LIMIT ?", (*params, int(limit)))
+                                    f"FROM audit WHERE {scope} ORDER BY seq DESC LIMIT ?", (*params, self._limit(limit)))
         return [AuditEntry(as_time(r[0]), *r[1:]) for r in rows]
 
     # -- derived indexes ----------------------------------------------------------

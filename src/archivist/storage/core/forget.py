@@ -52,7 +52,8 @@ class Forgetting(Scoped):
                 quotes = [fact.content] + ([fact.provenance.evidence_text] if fact.provenance.evidence_text else [])
                 count("context_traces (redacted)", self._redact("context_traces", "payload", identity, quotes))
                 count("session_summaries (redacted)", self._redact("session_summaries", "payload", identity, quotes))
-                count("evidence (redacted)", self._redact("evidence", "content", identity, quotes))
+                # evidence is the user's, whichever agent kept it
+                count("evidence (redacted)", self._redact("evidence", "content", identity, quotes, whole_user=True))
                 cites = self.sql.json_array_has("cited_fact_ids")
                 count("session_summaries (marked stale)", self._write(
                     identity, f"UPDATE session_summaries SET stale_reason = ? WHERE {scope} "
@@ -66,19 +67,29 @@ class Forgetting(Scoped):
                                       f"content_hash) VALUES (?, ?, ?, ?, 'forget', 'forgotten', '{_FORGET_NOTE}', ?, ?)",
                             (*params, self._ts(at), fact_id, chash))
         if counts:
-            note = self.eraser.after_forget(FACT_TABLES, whole_user=False)
+            note = self._erase(FACT_TABLES, whole_user=False)
             if note:
                 count(note, 1)
         return dict(counts)
+
+    def _erase(self, tables, *, whole_user: bool) -> str | None:
+        """The backend's erasure after a committed forget: a failure is a note on the
+        receipt, never an error that would stop the rest of the forget."""
+        from ...errors import StoreError
+
+        try:
+            return self.eraser.after_forget(tables, whole_user=whole_user)
+        except StoreError as exc:
+            return f"files not yet erased ({exc}); run archivist purge"
 
     def _forget_cached(self, who, keys) -> int:
         cond, values = self.sql.in_list("content_hash", sorted(set(keys)))
         return self._write(who, f"DELETE FROM embedding_cache WHERE {cond}", values).rowcount
 
-    def _redact(self, table: str, column: str, identity, quotes) -> int:
+    def _redact(self, table: str, column: str, identity, quotes, *, whole_user: bool = False) -> int:
         """Replace the quotes (as plain text and as JSON string content) inside the
-        scope's rows of ``table``; returns the rows changed."""
-        scope, params = self._scope(identity)
+        scope's rows of ``table`` (the user's, for ``whole_user``); returns the rows changed."""
+        scope, params = self._owner(identity.tenant, identity.user) if whole_user else self._scope(identity)
         changed = 0
         for needle in redaction_needles(quotes):
             changed += self._write(identity, f"UPDATE {table} SET {column} = replace({column}, ?, '[forgotten]') "
@@ -101,7 +112,7 @@ class Forgetting(Scoped):
                                             for chunk in _chunks(sorted(keys), 500))
             for table in user_tables() + backend_user_tables(self.sql.name):
                 counts[table] = self._write(who, f"DELETE FROM {table} WHERE {owner}", params).rowcount
-        note = self.eraser.after_forget(user_tables() + ("embedding_cache",), whole_user=True)
+        note = self._erase(user_tables() + ("embedding_cache",), whole_user=True)
         if note:
             counts[note] = 1
         return counts

@@ -19,6 +19,7 @@ from .scoped import Scoped
 class LifecycleRows(Scoped):
     # -- session summaries ------------------------------------------------------
     def put_summary(self, identity, summary):
+        self._ids(summary.id, summary.thread_id, summary.first_message_id, summary.last_message_id)
         with self.transaction():
             self._write(identity, "INSERT INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (summary.id, identity.tenant, identity.user, identity.agent, summary.thread_id,
@@ -30,8 +31,8 @@ class LifecycleRows(Scoped):
         scope, params = self._scope(identity)
         after = " AND created_at > ?" if since is not None else ""
         rows = self._read(identity, f"SELECT {SUMMARY_COLUMNS} FROM session_summaries WHERE {scope}{after} "
-                                    "ORDER BY created_at DESC LIMIT ?",
-                          (*params, *([self._ts(since)] if after else []), int(limit)))
+                                    "ORDER BY created_at DESC, id DESC LIMIT ?",
+                          (*params, *([self._ts(since)] if after else []), self._limit(limit)))
         return [summary_from_row(r) for r in rows]
 
     # -- tombstones ----------------------------------------------------------------
@@ -67,6 +68,7 @@ class LifecycleRows(Scoped):
         return [r[0] for r in rows]
 
     def mark_processed(self, identity, thread_id, message_ids):
+        self._ids(thread_id, *message_ids)
         with self.transaction():
             self._write_many(identity, "INSERT INTO processed_messages VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                              [(identity.tenant, identity.user, identity.agent, thread_id, m) for m in message_ids])
@@ -85,10 +87,11 @@ class LifecycleRows(Scoped):
     def consolidation_runs(self, identity, *, limit=20):
         scope, params = self._scope(identity)
         rows = self._read(identity, f"SELECT id, started_at, trigger, plan FROM consolidation_runs WHERE {scope} "
-                                    "ORDER BY started_at DESC LIMIT ?", (*params, int(limit)))
+                                    "ORDER BY started_at DESC, id DESC LIMIT ?", (*params, self._limit(limit)))
         return [consolidation_run_from_row(r) for r in rows]
 
     def add_review_item(self, identity, item_id, kind, fact_ids, reason, at):
+        self._ids(item_id)
         with self.transaction():
             self._write(identity, "INSERT INTO review_items (id, tenant, user_id, agent, kind, fact_ids, reason, "
                                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

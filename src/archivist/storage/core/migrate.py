@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from ...errors import SchemaTooNew
 
 RECORD = "archivist_migrations"
+_CREATE_RECORD = f"CREATE TABLE IF NOT EXISTS {RECORD} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,25 +67,28 @@ def check_known(applied_names: Sequence[str], migrations: Sequence[Migration], w
 
 
 def migrate(target: MigrationTarget, migrations: Sequence[Migration], where: str) -> int:
-    """Apply the steps not yet recorded, in order; the number of steps recorded after."""
+    """Apply the steps not yet recorded, in order; the number of steps recorded after.
+    A store this release cannot run is refused before anything in it changes."""
     names = [m.name for m in migrations]
     assert len(set(names)) == len(names), "migration names must be unique"
     with target.locked():
-        target.execute(f"CREATE TABLE IF NOT EXISTS {RECORD} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-        done = applied(target)
-        if not done and target.has_table(target.legacy_table):
-            version = target.fetch(f"SELECT coalesce(max(version), 0) FROM {target.legacy_table}")[0][0]
-            if version > len(migrations):
-                raise SchemaTooNew(f"{where} has schema version {version}; this archivist knows up to "
-                                   f"{len(migrations)}. Upgrade archivist.")
-            with target.atomic():
-                for name in names[:version]:
-                    _record(target, name)
-                target.execute(f"DROP TABLE {target.legacy_table}")  # one record from now on
-            done = names[:version]
-        check_known(done, migrations, where)
+        if target.has_table(target.legacy_table):
+            with target.atomic():  # once, however many connections open the store at this moment
+                if target.has_table(target.legacy_table):
+                    version = target.fetch(f"SELECT coalesce(max(version), 0) FROM {target.legacy_table}")[0][0]
+                    if version > len(migrations):  # refused before anything in the store changes
+                        raise SchemaTooNew(f"{where} has schema version {version}; this archivist knows up to "
+                                           f"{len(migrations)}. Upgrade archivist.")
+                    target.execute(_CREATE_RECORD)
+                    if not applied(target):
+                        for name in names[:version]:
+                            _record(target, name)
+                    target.execute(f"DROP TABLE {target.legacy_table}")  # one record from now on
+        check_known(applied(target), migrations, where)
+        target.execute(_CREATE_RECORD)
+        done = set(applied(target))
         for m in migrations:
-            if m.name in done:
+            if m.name in done:  # opening a current store writes nothing (and takes no write lock)
                 continue
             with target.atomic():
                 # another connection may have applied it while this one waited for the lock

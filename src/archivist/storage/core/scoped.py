@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ...errors import InvalidInput
 from ...model import Identity
 from ..rows import visible
 from .backend import Access, Dialect, Engine, Eraser, KeywordIndex, VectorStore
+
+
+MAX_ID_CHARS = 512  # 4 bytes a character at most: 2,048 bytes, under PostgreSQL's b-tree entry limit
 
 
 class Scoped:
@@ -41,19 +45,43 @@ class Scoped:
         vis, vp = visible(identity, f"{alias}project", "?")
         return f"{scope} AND {vis}", (*params, *vp)
 
+    @staticmethod
+    def _limit(limit: int) -> int:
+        """A row limit, the same on every backend (SQLite reads a negative one as none)."""
+        if int(limit) < 0:
+            raise InvalidInput(f"a limit cannot be negative (got {limit})")
+        return int(limit)
+
+    @staticmethod
+    def _ids(*values: str | None) -> None:
+        """Identifiers (keys, thread, message, task, evidence and trace ids) fit every
+        backend's indexes: PostgreSQL's b-tree holds about 2,700 bytes an entry."""
+        for value in values:
+            if isinstance(value, str) and len(value) > MAX_ID_CHARS:
+                raise InvalidInput(f"an identifier has at most {MAX_ID_CHARS} characters, this one {len(value):,}")
+
+    @staticmethod
+    def _storable(params: Sequence[Any]) -> Sequence[Any]:
+        """Text PostgreSQL cannot hold is refused on every backend, before anything is written."""
+        for value in params:
+            for text in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(text, str) and "\x00" in text:
+                    raise InvalidInput("text with a NUL character (U+0000) cannot be stored or looked up")
+        return params
+
     def _read(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         who = Access.of(identity) if isinstance(identity, Identity) else identity
-        return self.db.read(who, sql, params)
+        return self.db.read(who, sql, self._storable(params))
 
     def _write(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()):
         who = Access.of(identity) if isinstance(identity, Identity) else identity
-        return self.db.write(who, sql, params)
+        return self.db.write(who, sql, self._storable(params))
 
     def _write_many(self, identity: Identity | Access, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         if not rows:
             return 0
         who = Access.of(identity) if isinstance(identity, Identity) else identity
-        return self.db.write_many(who, sql, rows)
+        return self.db.write_many(who, sql, [self._storable(row) for row in rows])
 
     def transaction(self):
         return self.db.transaction()

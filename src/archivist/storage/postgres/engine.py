@@ -35,6 +35,7 @@ MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
 class PostgresDialect(Dialect):
     name = "postgres"
     for_update = " FOR UPDATE"
+    newest_first = ", seq DESC"
 
     def ts(self, value):
         return ensure_utc(value) if value else None
@@ -133,6 +134,8 @@ class PostgresEngine(Engine):
             return StoreConflict(f"{self.path}: {text}")
         if isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable)):
             return StoreLocked(f"{self.path}: {text}")
+        if isinstance(exc, errors.ProgramLimitExceeded):  # an OperationalError, but the server is there
+            return StoreError(f"{self.path}: a value is too large for the database ({text})")
         if isinstance(exc, self.psycopg.OperationalError):
             return StoreError(f"{self.path}: cannot reach PostgreSQL ({text})")
         return StoreError(f"{self.path}: {text}")

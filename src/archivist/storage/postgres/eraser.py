@@ -17,6 +17,7 @@ log = logging.getLogger("archivist.storage.postgres")
 
 DERIVED = ("fact_terms", "term_stats", "fact_vectors")
 NOT_REBUILT = "keyword index not rebuilt (run archivist purge)"
+NOT_VACUUMED = "dead rows not vacuumed yet (autovacuum will; archivist purge --full does now)"
 
 
 def user_data_tables() -> tuple[str, ...]:
@@ -36,8 +37,12 @@ class PostgresEraser(Eraser):
         transaction, after the forget committed; a note when the purge did not complete
         (the forget stands; ``archivist purge`` finishes the job)."""
         if self.vacuum_on_forget:
-            with self.db.connect() as conn:
-                conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(dict.fromkeys((*tables, *DERIVED)))}")
+            try:
+                with self.db.connect() as conn:
+                    conn.execute(f"VACUUM (INDEX_CLEANUP ON) {', '.join(dict.fromkeys((*tables, *DERIVED)))}")
+            except (StoreError, self.db.psycopg.Error) as exc:  # the forget committed: it stands
+                log.warning("forgotten, but the dead rows were not vacuumed now: %s", exc)
+                return NOT_VACUUMED
         if self.purge_on_forget:
             try:
                 self.purge()

@@ -242,4 +242,9 @@ MIGRATIONS: list[Migration] = [
     Migration("0007_profile_sentences", """
     ALTER TABLE profile_sections ADD COLUMN sentences text NOT NULL DEFAULT '[]';
     """),
+    # traces list newest first, and those of one instant in the order they were kept (SQLite's rowid)
+    Migration("0008_trace_order", """
+    ALTER TABLE context_traces ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
+    CREATE INDEX traces_in_order ON context_traces (tenant, user_id, agent, created_at, seq);
+    """),
 ]

@@ -1,0 +1,190 @@
+"""Cases a red team wrote against the shared storage core (issue: one storage core, thin
+backends), kept as regression tests. Each ran against both backends and broke a claim
+before it was fixed: forgetting reaches evidence any agent of the user kept and the
+vectors cached from rewritten contexts; a failed clean-up never stops a forget; several
+workers opening an older release's file at once all succeed; an unknown scheme is never a
+file; both backends answer the same (order of one instant, NUL text, negative limits,
+long identifiers); a store refused as too new is left as it was."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from datetime import UTC, datetime
+
+import pytest
+from conftest import sqlite_at_version
+
+from archivist import FixedClock, Memory
+from archivist.errors import InvalidInput, SchemaTooNew, StoreError
+from archivist.model import Identity, Status, TaskState
+from archivist.model.folding import cache_key
+from archivist.storage import is_dsn, open_store
+from archivist.storage.core import MAINTENANCE
+from archivist.storage.sqlite import MIGRATIONS
+from archivist.testing.embedders import HashEmbedder
+
+T = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def open_memory(target, **options) -> Memory:
+    return Memory(open_store(target), clock=FixedClock("2026-01-01T00:00:00+00:00"), **options)
+
+
+def test_forgetting_a_fact_redacts_it_in_evidence_any_agent_of_the_user_kept(store_target):
+    mem = open_memory(store_target)
+    a, b = mem.scope("t", "alice", "a"), mem.scope("t", "alice", "b")
+    fact = a.remember("I live in Qwertzland with my wife.")
+    a.put_evidence("ev-a", f"transcript: {fact.content}")
+    b.put_evidence("ev-b", f"transcript: {fact.content}")
+    a.forget(fact.id)
+    assert a.get_evidence("ev-a").content == a.get_evidence("ev-b").content == "transcript: [forgotten]"
+    mem.close()
+
+
+def test_no_cached_vector_outlives_the_context_it_was_made_from(store_target):
+    """Forgetting a turn rewrites the next turn's context (which quoted it) and embeds it
+    again: the vector cached from the old context goes too."""
+    mem = open_memory(store_target, embedder=HashEmbedder())
+    s = mem.scope("t", "victim", "a")
+    s.learn([{"id": "u1", "role": "user", "content": "I adopted a parrot called Quixotl last spring."},
+             {"id": "a1", "role": "assistant", "content": "Quixotl is a fun name for a parrot."},
+             {"id": "u2", "role": "user", "content": "What food should Quixotl eat?"},
+             {"id": "a2", "role": "assistant", "content": "Seeds and fruit suit most parrots."}], thread_id="th1")
+
+    def cached() -> set[str]:
+        return {h for (h,) in mem.store.db.read(MAINTENANCE, "SELECT content_hash FROM embedding_cache")}
+
+    def live() -> set[str]:
+        kept = mem.store.list_facts(s.identity, statuses=(Status.COMMITTED, Status.EPISODE, Status.CANDIDATE))
+        return {cache_key("t", f.embed_text) for f in kept}
+
+    asked = next(e for e in s.episodes(thread_id="th1") if "What food" in e.content)
+    s.forget(asked.id)
+    assert cached() - live() == set()
+    mem.forget_user("t", "victim")
+    assert cached() == set()
+    mem.close()
+
+
+def test_a_failed_clean_up_after_a_forget_never_stops_the_forget(pg_dsn):
+    """PostgreSQL's VACUUM after a forget fails (a lock held elsewhere, a lock_timeout):
+    the forget still reaches the episodes that said the words, and the receipt says so."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    mem = open_memory(pg_dsn)
+    s = mem.scope("t", "alice", "a")
+    s.learn([{"id": "u1", "role": "user", "content": "I live in Qwertzland with my wife."}], thread_id="th")
+    fact = next(f for f in s.facts() if "Qwertzland" in f.content)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {conninfo_to_dict(pg_dsn)['dbname']} SET lock_timeout = '300ms'")
+    holder = psycopg.connect(pg_dsn)
+    holder.execute("LOCK TABLE session_summaries IN SHARE UPDATE EXCLUSIVE MODE")
+    try:
+        receipt = s.forget(fact.id)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert any("not vacuumed" in k for k in receipt.counts)
+    assert s.facts(include_history=True) == [] and s.episodes() == []
+    mem.close()
+
+
+def test_workers_opening_an_older_releases_file_at_once_all_succeed(tmp_path):
+    for round_ in range(3):
+        path = tmp_path / f"old{round_}.db"
+        conn = sqlite_at_version(path, len(MIGRATIONS) - 1)
+        conn.commit()
+        conn.close()
+        barrier, errors = threading.Barrier(8), []
+
+        def open_it():
+            barrier.wait()
+            try:
+                Memory.open(path).close()
+            except Exception as exc:  # noqa: BLE001 - collected and reported
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=open_it) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        with Memory.open(path) as mem:
+            assert mem.store.schema_version == len(MIGRATIONS)
+
+
+@pytest.mark.parametrize("target", ["mysql://h/db", "mysql:/h/db", "mysql:foo.db", "file:f.db", "file:///tmp/f.db",
+                                    "http:x.db", "postgresql:/nohost", "sqlite://", "sqlite:c.db", "", "   "])
+def test_a_target_that_is_no_known_url_is_an_error_and_makes_no_file(target, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError):
+        open_store(target)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["SQLITE://x.db", "Sqlite://x.db", "sqlite://x.db", " x.db ", "./odd:name.db"])
+def test_sqlite_urls_in_any_case_and_plain_paths_open_the_file_they_name(target, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    open_store(target).close()
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == [target.strip().split("//")[-1].lstrip("./")]
+
+
+def test_both_backends_answer_the_same_for_one_instant_nul_text_negative_limits_and_long_ids(store_target):
+    mem = open_memory(store_target)
+    s = mem.scope("t", "alice", "a")
+    i = Identity("t", "alice", "a")
+    fact = s.remember("Alice keeps a pet tortoise named Fidelio.")
+    for n in range(3):  # one instant: the order they were kept, newest first
+        mem.store.put_trace(i, f"tr{n}", T, {"n": n, "text": fact.content if n == 0 else ""})
+    assert [p["n"] for p in mem.store.list_traces(i)] == [2, 1, 0]
+    s.forget(fact.id)  # redacts tr0, which must not move it
+    assert [p["n"] for p in mem.store.list_traces(i)] == [2, 1, 0]
+    with pytest.raises(InvalidInput, match="NUL"):
+        mem.store.put_task(i, TaskState("t\x001", "goal", updated_at=T), based_on=0)
+    with pytest.raises(InvalidInput, match="negative"):
+        mem.store.list_traces(i, limit=-1)
+    with pytest.raises(InvalidInput, match="negative"):
+        mem.store.audit_log(i, limit=-1)
+    with pytest.raises(InvalidInput, match="identifier"):
+        mem.store.put_task(i, TaskState("x" * 9000, "goal", updated_at=T), based_on=0)
+    with pytest.raises(InvalidInput, match="NUL"):
+        mem.store.get_task(i, "t\x001")
+    mem.close()
+
+
+def test_a_store_refused_as_too_new_is_left_as_it_was(tmp_path):
+    path = tmp_path / "new.db"
+    conn = sqlite_at_version(path, len(MIGRATIONS))
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        Memory.open(path)
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert "archivist_migrations" not in tables and "schema_migrations" in tables
+
+
+def test_a_stale_integer_record_left_beside_the_names_is_dropped_or_refused(tmp_path):
+    """An older release opened after the upgrade leaves an (empty) integer record: the
+    next open drops it; one that says a newer version is refused."""
+    path = tmp_path / "m.db"
+    Memory.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    conn.commit()
+    conn.close()
+    Memory.open(path).close()
+    conn = sqlite3.connect(path)
+    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="99"):
+        Memory.open(path)
+    assert not is_dsn(str(path))
