@@ -9,6 +9,7 @@ set -euo pipefail
 rev="$1"; bench="$2"; rounds="${3:-1}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 python="$here/.venv/bin/python"
+export ARCHIVIST_SHARED="${ARCHIVIST_SHARED:-$here/../shared}"  # the old tree lives elsewhere
 old="$(mktemp -d)/before"
 git -C "$here" worktree add -q --detach "$old" "$rev"
 trap 'git -C "$here" worktree remove --force "$old"' EXIT
