@@ -7,8 +7,9 @@ own counts: terms are taken rarest first while their facts fit a budget of
 :data:`BUDGET` candidates; a term that does not fit whole is cut short (SQLite collects
 its oldest facts up to the room left; PostgreSQL, whose index cannot stop early, leaves
 it out unless no term fits); a term left out or cut short still adds its exact weight to
-every candidate that holds it (reported as ``terms_dropped``). Facts holding every query
-term are collected first, up to half the budget. On LoCoMo the plan changes no answer
+every candidate that holds it (reported as ``terms_dropped``). SQLite first collects the
+facts holding every query term, up to half the budget (a term cut short could miss them
+there); PostgreSQL finds them among the facts of its rarest collected term. On LoCoMo the plan changes no answer
 (``bench/keyword_planner_quality.py``); what it keeps of an exact top 10 on a large scope,
 and what it costs: ``bench/keyword_budget.py``.
 """

@@ -92,9 +92,10 @@ class PostgresKeywords(KeywordIndex):
     def search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):
         """Idf-weighted term coverage: a fact scores ``Σ idf(t)`` over the query terms it
         holds (idf from the term's document count in the scope), plus a small ``ts_rank``
-        share that breaks ties by term frequency and length. Candidates: the facts
-        holding every term, and those of the terms the planner collects whole (the
-        rarest one when none fits). ``KeywordMatch.bm25`` is the negated score."""
+        share that breaks ties by term frequency and length. Candidates: the facts of
+        the terms the planner collects whole, or of the rarest term when none fits (a
+        fact holding every term holds that one too). ``KeywordMatch.bm25`` is the
+        negated score."""
         terms = [t for t in dict.fromkeys(terms) if t and any(ch.isalnum() for ch in t)]
         if not terms:
             return []
@@ -122,21 +123,15 @@ class PostgresKeywords(KeywordIndex):
         plan, whole = plan_terms(list(weighted), {t: w[1] for t, w in weighted.items()}, budget=self.budget)
         collected = whole or [plan[0][0]]
         match = " || ".join(["?::tsquery"] * len(collected))
-        every = " && ".join(["?::tsquery"] * len(weighted))
         score = " + ".join(["? * (tsv @@ ?::tsquery)::int"] * len(weighted))
         params: list[Any] = [p for _, (query, _, idf) in weighted.items() for p in (idf, query)]
         queries = [weighted[t][0] for t in collected]
-        in_scope = "tenant = ? AND user_id = ? AND agent = ? AND project = ANY(?)"
-        candidates = (f"SELECT fact_seq FROM fact_terms WHERE {in_scope} AND tsv @@ ({match})"
-                      + (f" UNION (SELECT fact_seq FROM fact_terms WHERE {in_scope} AND tsv @@ ({every}) "
-                         f"ORDER BY fact_seq LIMIT {self.budget // 2})" if len(weighted) > 1 else ""))
-        candidate_params = [*scope, *queries] + ([*scope, *(q for q, _, _ in weighted.values())]
-                                                 if len(weighted) > 1 else [])
         hits = top_then_facts(
             self.db, identity,
             f"SELECT fact_seq, {score} + 0.01 * ts_rank(tsv, ({match}), 1) AS score FROM fact_terms "
-            f"WHERE fact_seq IN ({candidates}) AND {in_scope} ORDER BY score DESC, fact_seq LIMIT ?",
-            [*params, *queries, *candidate_params, *scope], limit, live_at, best_first=True, statuses=statuses)
+            f"WHERE tenant = ? AND user_id = ? AND agent = ? AND project = ANY(?) AND tsv @@ ({match}) "
+            "ORDER BY score DESC, fact_seq LIMIT ?",
+            [*params, *queries, *scope, *queries], limit, live_at, best_first=True, statuses=statuses)
         dropped = tuple(t for t in weighted if t not in collected)
         return [KeywordMatch(fact, -score, 0.0, tuple(collected), dropped) for fact, score in hits]
 
