@@ -188,3 +188,82 @@ def test_a_stale_integer_record_left_beside_the_names_is_dropped_or_refused(tmp_
     with pytest.raises(SchemaTooNew, match="99"):
         Memory.open(path)
     assert not is_dsn(str(path))
+
+
+# -- a second red-team pass ---------------------------------------------------------------
+
+def test_a_vector_sidecar_that_cannot_be_purged_never_stops_a_forget(tmp_path):
+    from archivist.index.vectors import sidecar_path
+
+    path = tmp_path / "m.db"
+    mem = open_memory(path)
+    s = mem.scope("t", "alice", "a")
+    s.learn([{"id": "u1", "role": "user", "content": "I live in Qwertzland with my wife."}], thread_id="th")
+    fact = next(f for f in s.facts() if "Qwertzland" in f.content)
+    (tmp_path / sidecar_path(str(path)).rsplit("/", 1)[-1]).mkdir()  # not a database: cannot be opened
+    receipt = s.forget(fact.id)
+    assert any("not yet erased" in k for k in receipt.counts)
+    assert s.facts(include_history=True) == [] and s.episodes() == []
+    mem.close()
+
+
+def test_nul_inside_json_held_text_is_refused_on_both_backends(store_target):
+    mem = open_memory(store_target)
+    i = Identity("t", "alice", "a")
+    with pytest.raises(InvalidInput, match="NUL"):
+        mem.store.put_trace(i, "tr", T, {"thread_id": "th", "query": "a\x00b"})
+    with pytest.raises(InvalidInput, match="NUL"):
+        mem.store.add_review_item(i, "r1", "conflict", ["f\x001"], "why", T)
+    mem.store.put_trace(i, "tr-ok", T, {"thread_id": "th", "query": "a literal \\u0000 in code"})
+    (kept,) = mem.store.list_traces(i, thread_id="th")  # a literal backslash-u in text is no NUL
+    assert kept["query"] == "a literal \\u0000 in code"
+    mem.close()
+
+
+def test_searches_limits_counts_and_ids_are_refused_alike(store_target):
+    mem = open_memory(store_target, embedder=HashEmbedder())
+    s = mem.scope("t", "alice", "a")
+    s.remember("The user's editor is Helix.")
+    i = s.identity
+    for bad in (lambda: mem.store.keyword_search(i, ["helix"], limit=-1, live_at=T),
+                lambda: mem.store.keyword_search(i, ["he\x00lix"], limit=5, live_at=T),
+                lambda: mem.store.vector_search(i, HashEmbedder().embed_query("helix"), limit=-1, live_at=T),
+                lambda: mem.store.get_evidence(i, "doc", version=2**63),
+                lambda: mem.store.record_consolidation(i, "r" * 600, T, "explicit", "{}"),
+                lambda: mem.store.add_tombstone(i, "h" * 600, T)):
+        with pytest.raises(InvalidInput):
+            bad()
+    assert len(mem.store.list_facts(i, limit=2**63)) == 1  # a limit above any count is no limit
+    assert mem.store.audit_log(i, limit=2**70)
+    mem.close()
+
+
+@pytest.mark.parametrize("name", ["sqlite:p.db", "SQLite:/rel.db", "file:x.db", "file:z.db?mode=memory"])
+def test_a_path_object_is_always_the_file_it_names(name, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    with Memory(open_store(Path(name))) as mem:
+        mem.scope(user="alice").remember("The user's editor is Helix.")
+    assert Path(name).is_file()
+    with Memory(open_store(Path(name))) as mem:  # the data is there: no URI, no in-memory store
+        assert len(mem.scope(user="alice").facts()) == 1
+
+
+def test_a_forget_inside_an_open_transaction_erases_after_it_commits(store_target):
+    mem = open_memory(store_target)
+    s = mem.scope("t", "alice", "a")
+    fact = s.remember("The user's locker code word is zebracorn.")
+    done: dict = {}
+
+    def forget_in_transaction():
+        with mem.store.transaction():
+            done["counts"] = mem.store.forget_fact(s.identity, [fact.id], at=T)
+
+    worker = threading.Thread(target=forget_in_transaction)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a forget inside a transaction waited on itself"
+    assert done["counts"]["facts"] == 1 and "files erased when the enclosing transaction commits" in done["counts"]
+    assert s.facts() == []
+    mem.close()

@@ -60,8 +60,10 @@ def open_store(target: str | Path, **options: Any) -> Store:
     thing that changes between an embedded store and a shared database. A string that
     starts like another scheme (``mysql:``, ``file:``) is an error, never a file of that
     name: a file whose name has a colon is written ``./name:with:colons.db``."""
-    if isinstance(target, Path):
-        return _sqlite(str(target), options)
+    if isinstance(target, Path):  # always a file, whatever its name looks like
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(target, **options)
     target = target.strip()
     name = scheme(target)
     if name is None:

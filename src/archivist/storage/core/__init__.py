@@ -47,7 +47,7 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, Forgetting, Stor
         return self.vector_store.put(model, dim, rows)
 
     def vector_search(self, identity, query, *, limit, live_at, statuses=(Status.COMMITTED,)):
-        return self.vector_store.search(identity, query, limit=limit, live_at=live_at, statuses=statuses)
+        return self.vector_store.search(identity, query, limit=self._limit(limit), live_at=live_at, statuses=statuses)
 
     def vectors_of(self, identity, fact_ids):
         return self.vector_store.of(identity, list(fact_ids)) if fact_ids else {}

@@ -36,6 +36,8 @@ class ContextRows(Scoped):
             return version
 
     def get_evidence(self, identity, evidence_id, version=None):
+        if version is not None:
+            self._count(version)
         owner, params = self._owner(identity.tenant, identity.user)
         rows = self._read(identity, "SELECT id, agent, source, content, observed_at, created_at, version FROM evidence "
                                     f"WHERE id = ? AND {owner}" + (" AND version = ?" if version is not None else "")

@@ -103,7 +103,8 @@ class FactRows(Scoped):
         return [fact_from_row(r) for r in rows]
 
     def keyword_search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):
-        return self.keyword_index.search(identity, terms, limit=limit, live_at=live_at, statuses=statuses)
+        terms = list(self._storable(list(terms)))
+        return self.keyword_index.search(identity, terms, limit=self._limit(limit), live_at=live_at, statuses=statuses)
 
     # -- versions and time --------------------------------------------------
     def successor(self, identity, fact_id):
@@ -147,6 +148,7 @@ class FactRows(Scoped):
         return Profile({r[0]: profile_section_from_row(r) for r in rows})
 
     def put_profile_section(self, identity, section):
+        self._ids(section.name)
         with self.transaction():
             self._write(identity,
                         f"INSERT INTO profile_sections (tenant, user_id, {PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -156,6 +158,7 @@ class FactRows(Scoped):
                         profile_section_params(identity, section, self._ts))
 
     def record_audit(self, identity, entries):
+        self._ids(*(v for e in entries for v in (e.fact_id, e.content_hash, e.message_id, e.action, e.code)))
         with self.transaction():
             self._write_many(identity,
                              "INSERT INTO audit (tenant, user_id, agent, at, action, code, reason, fact_id, content_hash, "

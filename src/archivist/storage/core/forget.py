@@ -74,13 +74,16 @@ class Forgetting(Scoped):
 
     def _erase(self, tables, *, whole_user: bool) -> str | None:
         """The backend's erasure after a committed forget: a failure is a note on the
-        receipt, never an error that would stop the rest of the forget."""
-        from ...errors import StoreError
-
+        receipt, never an error that would stop the rest of the forget. Inside a caller's
+        transaction it waits for that to commit (erasing rewrites what the transaction
+        still holds locked)."""
+        if self.db.in_transaction:
+            self.db.after_commit(lambda: self._erase(tables, whole_user=whole_user))
+            return "files erased when the enclosing transaction commits"
         try:
             return self.eraser.after_forget(tables, whole_user=whole_user)
-        except StoreError as exc:
-            return f"files not yet erased ({exc}); run archivist purge"
+        except Exception as exc:  # noqa: BLE001 - the forget committed: it stands whatever erasing raised
+            return f"files not yet erased ({type(exc).__name__}: {exc}); run archivist purge"
 
     def _forget_cached(self, who, keys) -> int:
         cond, values = self.sql.in_list("content_hash", sorted(set(keys)))

@@ -20,6 +20,7 @@ class LifecycleRows(Scoped):
     # -- session summaries ------------------------------------------------------
     def put_summary(self, identity, summary):
         self._ids(summary.id, summary.thread_id, summary.first_message_id, summary.last_message_id)
+        self._count(summary.message_count)
         with self.transaction():
             self._write(identity, "INSERT INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (summary.id, identity.tenant, identity.user, identity.agent, summary.thread_id,
@@ -47,6 +48,7 @@ class LifecycleRows(Scoped):
             self._add_tombstone(identity, content_hash, at)
 
     def _add_tombstone(self, identity, content_hash, at) -> int:
+        self._ids(content_hash)
         return self._write(identity, "INSERT INTO tombstones VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                            (identity.tenant, identity.user, identity.agent, content_hash, self._ts(at))).rowcount
 
@@ -80,6 +82,7 @@ class LifecycleRows(Scoped):
         return as_time(rows[0][0]) if rows else None
 
     def record_consolidation(self, identity, run_id, at, trigger, plan_json):
+        self._ids(run_id, trigger)
         with self.transaction():
             self._write(identity, "INSERT INTO consolidation_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (run_id, identity.tenant, identity.user, identity.agent, self._ts(at), trigger, plan_json))

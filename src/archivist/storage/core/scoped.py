@@ -3,6 +3,7 @@ scope filters written once."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -13,6 +14,10 @@ from ..rows import visible
 from .backend import Access, Dialect, Engine, Eraser, KeywordIndex, VectorStore
 
 
+MAX_ROWS = 1 << 62  # a limit above it is no limit
+# a NUL escaped in JSON text (an even run of backslashes before it escapes them, not it):
+# PostgreSQL's JSON operators refuse it, so JSON-held text with one is refused everywhere
+_JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 MAX_ID_CHARS = 512  # 4 bytes a character at most: 2,048 bytes, under PostgreSQL's b-tree entry limit
 
 
@@ -47,10 +52,17 @@ class Scoped:
 
     @staticmethod
     def _limit(limit: int) -> int:
-        """A row limit, the same on every backend (SQLite reads a negative one as none)."""
+        """A row limit, the same on every backend (SQLite reads a negative one as none;
+        neither stores more rows than a 64-bit count)."""
         if int(limit) < 0:
             raise InvalidInput(f"a limit cannot be negative (got {limit})")
-        return int(limit)
+        return min(int(limit), MAX_ROWS)
+
+    @staticmethod
+    def _count(value: int) -> None:
+        """A count or version column (32 bits on PostgreSQL): the same refusal everywhere."""
+        if not 0 <= int(value) < 1 << 31:
+            raise InvalidInput(f"a count or version is between 0 and 2,147,483,647 (got {value})")
 
     @staticmethod
     def _ids(*values: str | None) -> None:
@@ -65,7 +77,7 @@ class Scoped:
         """Text PostgreSQL cannot hold is refused on every backend, before anything is written."""
         for value in params:
             for text in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(text, str) and "\x00" in text:
+                if isinstance(text, str) and ("\x00" in text or text[:1] in "[{" and _JSON_NUL.search(text)):
                     raise InvalidInput("text with a NUL character (U+0000) cannot be stored or looked up")
         return params
 

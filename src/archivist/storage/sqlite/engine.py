@@ -57,14 +57,16 @@ class SQLiteEngine(Engine):
     capabilities = frozenset({"erases_on_forget"})  # secure_delete, FTS merge, WAL truncation
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
-        self.path = str(path)
+        self.path = str(Path(path).expanduser()) if str(path) != ":memory:" else ":memory:"
         self.lock = threading.RLock()
         self._depth = 0
         self._after: list = []
         try:
             if self.path != ":memory:":
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # SQLite reads a name starting "file:" as a URI (another file, or none at all): never here
+            name = f"./{self.path}" if self.path[:5].lower() == "file:" else self.path
+            self.conn = sqlite3.connect(name, isolation_level=None, check_same_thread=False,
                                         timeout=busy_timeout_ms / 1000)
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._enter_wal(busy_timeout_ms / 1000)

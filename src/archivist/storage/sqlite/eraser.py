@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ...errors import StoreLocked
+from ...errors import StoreError, StoreLocked
 from ..core.backend import MAINTENANCE, Eraser
 from .engine import SQLiteEngine, translate
 
@@ -44,7 +44,10 @@ class SQLiteEraser(Eraser):
                 busy = db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
                 raise translate(exc, db.path) from exc
-        self._purge_sidecar()
+        try:
+            self._purge_sidecar()
+        except Exception as exc:  # noqa: BLE001 - apsw and OS errors of a file this store does not use
+            raise StoreError(f"{db.path}: the vector sidecar could not be purged ({type(exc).__name__}: {exc})") from exc
         return not busy
 
     def _purge_sidecar(self) -> None:
