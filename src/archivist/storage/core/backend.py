@@ -120,6 +120,10 @@ class Engine(ABC):
     def write(self, who: Access, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
 
     @abstractmethod
+    def insert(self, who: Access, sql: str, params: Sequence[Any]) -> int:
+        """Run an ``INSERT`` into a table keyed by ``seq``; the new row's ``seq``."""
+
+    @abstractmethod
     def write_many(self, who: Access, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """Run ``sql`` once per row; the rows changed."""
 

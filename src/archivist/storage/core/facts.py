@@ -15,9 +15,10 @@ from ..rows import (
     profile_section_from_row,
     profile_section_params,
 )
+from .backend import Access
 from .scoped import Scoped
 
-_INSERT_FACT = f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({', '.join('?' * N_FACT_COLUMNS)}) RETURNING seq"
+_INSERT_FACT = f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({', '.join('?' * N_FACT_COLUMNS)})"
 # history rows closed their validity when retired: a live-at filter keeps them
 _LIVE_AT = "AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_until IS NULL OR valid_until > ?)"
 
@@ -27,7 +28,7 @@ class FactRows(Scoped):
     def insert_fact(self, fact):
         self._ids(fact.key, fact.provenance.thread_id, fact.provenance.message_id)
         with self.transaction():
-            seq = self._write(fact.identity, _INSERT_FACT, fact_params(fact, self._ts)).fetchone()[0]
+            seq = self.db.insert(Access.of(fact.identity), _INSERT_FACT, self._storable(fact_params(fact, self._ts)))
             if fact.status in INDEXED:
                 self.keyword_index.add(fact.identity, [(seq, fact)])
 

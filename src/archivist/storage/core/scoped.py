@@ -21,6 +21,18 @@ _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 MAX_ID_CHARS = 512  # 4 bytes a character at most: 2,048 bytes, under PostgreSQL's b-tree entry limit
 
 
+def storable(params: Sequence[Any]) -> Sequence[Any]:
+    """``params`` unchanged, or :class:`InvalidInput` for text holding a NUL character
+    (raw, or escaped in JSON-held text), in them or in a list among them."""
+    for value in params:
+        if type(value) is str:
+            if "\x00" in value or ("u0000" in value and value[:1] in "[{" and _JSON_NUL.search(value)):
+                raise InvalidInput("text with a NUL character (U+0000) cannot be stored or looked up")
+        elif isinstance(value, (list, tuple)):
+            storable(value)
+    return params
+
+
 class Scoped:
     """Holds the backend's parts; every shared query filters through these helpers."""
 
@@ -75,11 +87,7 @@ class Scoped:
     @staticmethod
     def _storable(params: Sequence[Any]) -> Sequence[Any]:
         """Text PostgreSQL cannot hold is refused on every backend, before anything is written."""
-        for value in params:
-            for text in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(text, str) and ("\x00" in text or text[:1] in "[{" and _JSON_NUL.search(text)):
-                    raise InvalidInput("text with a NUL character (U+0000) cannot be stored or looked up")
-        return params
+        return storable(params)
 
     def _read(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         who = Access.of(identity) if isinstance(identity, Identity) else identity

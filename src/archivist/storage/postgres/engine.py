@@ -222,6 +222,9 @@ class PostgresEngine(Engine):
         except self.psycopg.Error as exc:
             raise self.translate(exc) from exc
 
+    def insert(self, who: Access, sql: str, params: Sequence = ()) -> int:
+        return self.write(who, sql + " RETURNING seq", params).fetchone()[0]
+
     def write_many(self, who: Access, sql: str, rows: Sequence[Sequence]) -> int:
         """One pipeline for every row."""
         tx = self._tx()

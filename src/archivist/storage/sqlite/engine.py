@@ -165,6 +165,9 @@ class SQLiteEngine(Engine):
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
 
+    def insert(self, who: Access, sql: str, params: Sequence = ()) -> int:
+        return self.write(who, sql, params).lastrowid  # cheaper than RETURNING here
+
     def write_many(self, who: Access, sql: str, rows: Sequence[Sequence]) -> int:
         if not self._depth:
             raise StoreError("internal: a write outside a transaction")
