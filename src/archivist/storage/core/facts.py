@@ -92,8 +92,7 @@ class FactRows(Scoped):
             params.append(self._ts(live_at))
         sql.append("ORDER BY created_at DESC, seq DESC")
         if limit is not None:
-            where_limit = "LIMIT ?"
-            sql.append(where_limit)
+            sql.append("LIMIT ?")
             params.append(self._limit(limit))
         return [fact_from_row(r) for r in self._read(identity, " ".join(sql), params)]
 

@@ -122,4 +122,4 @@ class Forgetting(Scoped):
 
 
 def _chunks(items, size):
-    return [items[i: i + size] for i in range(0, len(items), size)] or [[]]
+    return [items[i: i + size] for i in range(0, len(items), size)]

@@ -43,7 +43,7 @@ class Scoped:
     eraser: Eraser
 
     def _ts(self, value: datetime | None) -> Any:
-        return self.sql.ts(value) if value else None
+        return self.sql.ts(value)  # the dialect maps None to NULL
 
     @staticmethod
     def _scope(identity: Identity, alias: str = "") -> tuple[str, tuple[str, str, str]]:
