@@ -18,6 +18,7 @@ from typing import Any
 
 from .model import AuditEntry, Fact, FactScope, Identity, ProfileSection, Provenance, Status, content_hash, new_id
 from .model.attributes import group_keys
+from .index.signatures import Signatures
 from .index.text import query_terms
 from .pipeline.contradictions import contradicts, exclusive, states_change
 from .pipeline.filtering import FilterResult
@@ -116,9 +117,8 @@ class Writer:
         kind = order_part(cand.content)
         if kind is None:
             return None
-        words = set(query_terms(cand.content))
-        for fact in self.store.keyword_search(self.identity, sorted(words), limit=20, live_at=self.now) if words else ():
-            other = fact.fact
+        for match in self._search(cand.content, 20):
+            other = match.fact
             if other.status is Status.COMMITTED and order_part(other.content) not in (None, kind) and \
                     completes_order(other.content, cand.content):
                 return other
@@ -129,8 +129,10 @@ class Writer:
         keyed = [f for f in self._live_keyed(group_keys(cand.key)) if f.identity.project == project]
         same = next((f for f in keyed if f.key == cand.key), None)
         group = [f for f in keyed if f.key != cand.key and not f.is_expired(self.now)]
-        return Known(same, group, self._similar(cand) if dedupe else (),
-                     same_key_expired=same is not None and same.is_expired(self.now))
+        similar = self._similar(cand) if dedupe else []
+        if dedupe and cand.key and same is None:  # a fact kept before its attribute had a key shares words with it
+            similar += [m.fact for m in self._search(cand.content, 5) if m.fact.key is None]
+        return Known(same, group, similar, same_key_expired=same is not None and same.is_expired(self.now))
 
     def _live_keyed(self, keys: Sequence[str]) -> list[Fact]:
         """The committed facts holding ``keys`` — expired ones too: a key has one committed
@@ -141,13 +143,17 @@ class Writer:
         return found
 
     def _similar(self, cand: Candidate) -> list[Fact]:
-        exact = self.store.find_by_hash(self.identity, cand.content_hash)
-        if exact:
-            return exact
-        terms = query_terms(cand.content)
-        live = [m.fact for m in self.store.keyword_search(self.identity, terms, limit=5, live_at=self.now)] \
-            if terms else []
-        return live + self.store.list_facts(self.identity, statuses=(Status.CANDIDATE,), limit=50)
+        """Live facts and candidates that may state ``cand`` again: those sharing its
+        compact text or its meaning (:mod:`archivist.index.signatures`), the same folded
+        text first."""
+        sig = Signatures.of(cand.content)
+        found = self.store.find_by_signatures(self.identity, text=[sig.text], meaning=[sig.meaning] if sig.meaning
+                                              else [], live_at=self.now)
+        return sorted(found, key=lambda f: content_hash(f.content) != cand.content_hash)
+
+    def _search(self, text: str, limit: int) -> list:
+        terms = query_terms(text)
+        return self.store.keyword_search(self.identity, terms, limit=limit, live_at=self.now) if terms else []
 
     # ------------------------------------------------------------- writing
     def propose(self, cand: Candidate, *, evidence: FilterResult | None = None, thread_id: str | None = None,
@@ -194,9 +200,9 @@ class Writer:
         contradictions.contradicts`): when it says things changed ("…anymore", "现在不…了")
         it retires the old one; otherwise both stay, marked disputed, and the pair goes to
         the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it)."""
-        terms = query_terms(fact.content)
-        near = [m.fact for m in self.store.keyword_search(self.identity, terms, limit=10, live_at=self.now)] \
-            if terms else []
+        core = Signatures.of(fact.content).core  # a contradiction by polarity shares the statement's core
+        near = self.store.find_by_signatures(self.identity, core=[core], live_at=self.now,
+                                             statuses=(Status.COMMITTED,)) if core else []
         if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
             near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
         seen: set[str] = set()

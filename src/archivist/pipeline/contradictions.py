@@ -18,20 +18,11 @@ from __future__ import annotations
 
 import re
 
+from ..index.signatures import EN_NEGATION as _EN_NEGATION
+from ..index.signatures import ZH_NEGATION as _ZH_NEGATION
+from ..index.signatures import folded as _folded
+from ..index.signatures import statement_core
 from ..model.attributes import about_someone_else
-from ..model.folding import normalize, simplified
-
-_SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
-_EN_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.I)
-_EN_AUX = re.compile(r"\b(?:do|does|did|is|are|am|was|were|ca|can|wo|will)\b", re.I)
-_EN_TAIL = re.compile(r"\b(?:any ?more|any longer|at all)\b|[.!。！]+$", re.I)
-_ZH_NEGATION = re.compile(r"不再|再也不|从不|从来不|并不|并没有|没有|不|没")
-_ZH_TAIL = re.compile(r"了?[。！!.]*$")
-# words that say how often or how much, not what: "I eat meat every day" / "I don't eat meat"
-_EN_ADVERBS = re.compile(r"\b(?:really|actually|truly|just|so|very|much|quite|that|every ?day|daily|always|usually|often|"
-                         r"regularly|all the time|at all)\b", re.I)
-_ZH_ADVERBS = re.compile(r"真的|其实|实在|很|非常|太|特别|每天都?|天天|经常|总是|一直|都|也|还")
-_STEM = re.compile(r"\b(\w{3,}?)(?:es|s|e)\b")  # "likes" / "like", "smokes" / "smoke"
 
 EXCLUSIVE: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\b(?:vegetarian|vegan)\b|吃素|素食"),
@@ -39,26 +30,6 @@ EXCLUSIVE: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\b(?:teetotal(?:er)?|(?:does not|doesn't|never) drinks? alcohol)\b|滴酒不沾|不喝酒"),
      re.compile(r"\bdrinks?\s+(?:\w+\s+)?(?:beer|wine|whisk(?:e)?y|alcohol)\s+(?:every|each|daily)|每天(?:都)?喝酒")),
 )
-
-
-def _folded(text: str) -> str:
-    """Compared as: Simplified characters, folded case and width, straight apostrophes."""
-    return simplified(normalize(text).replace("\u2019", "'").replace("\u2018", "'")).strip()
-
-
-def _core(text: str) -> tuple[str, bool]:
-    """The statement without its subject, negation, tail and adverbs of how often or how
-    much, and whether it was negated."""
-    t = _SUBJECT.sub("", _folded(text))
-    if re.search(r"[\u3400-\u9fff]", t):
-        negated = bool(_ZH_NEGATION.search(t))
-        core = _ZH_ADVERBS.sub("", _ZH_TAIL.sub("", _ZH_NEGATION.sub("", t)))
-        core = re.sub(r"^(?:其实|现在|已经|也|还|都)+", "", core)
-    else:
-        negated = bool(_EN_NEGATION.search(t))
-        core = _EN_ADVERBS.sub(" ", _EN_TAIL.sub("", _EN_AUX.sub("", _EN_NEGATION.sub(" ", t))))
-        core = _STEM.sub(r"\1", " ".join(core.split()))
-    return re.sub(r"\s+", "", core), negated
 
 
 _CHANGE = re.compile(r"\b(?:any ?more|any longer|no longer|now|actually|these days|stopped|quit|used to)\b|"
@@ -89,8 +60,8 @@ def contradicts(a: str, b: str) -> bool:
     """Whether statements ``a`` and ``b`` cannot both be true of the user."""
     if about_someone_else(_folded(a)) or about_someone_else(_folded(b)):
         return False  # "my sister is vegetarian" says nothing against "I eat meat"
-    core_a, neg_a = _core(a)
-    core_b, neg_b = _core(b)
+    core_a, neg_a = statement_core(a)
+    core_b, neg_b = statement_core(b)
     if neg_a != neg_b and core_a and core_a == core_b and len(core_a) >= 2:
         return True
     fa, fb = _folded(a), _folded(b)

@@ -44,7 +44,7 @@ from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidCandidate
-from ..index.text import query_terms
+from ..index.signatures import meaning
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -549,22 +549,12 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
     return decision
 
 
-_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
-_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
-
-
-@functools.lru_cache(maxsize=4096)  # a candidate is compared with many stored facts; each is cut once
-def _meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    folded = normalize(text)
-    return tuple(sorted(set(query_terms(text)))), tuple(_NUMBERS.findall(folded)), tuple(_NEGATIONS.findall(folded))
-
-
 def is_near_duplicate(a: str, b: str) -> bool:
     """The same statement: equal folded text, or the same meaning-bearing words (so
     "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two)."""
     if compact(a) == compact(b):
         return True
-    ma, mb = _meaning(a), _meaning(b)
+    ma, mb = meaning(a), meaning(b)
     return bool(ma[0]) and ma == mb
 
 

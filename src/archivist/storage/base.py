@@ -109,6 +109,15 @@ class Store(ABC):
         """Committed or candidate facts whose folded content hashes equal ``content_hash``."""
 
     @abstractmethod
+    def find_by_signatures(
+        self, identity: Identity, *, text: Sequence[str] = (), meaning: Sequence[str] = (),
+        core: Sequence[str] = (), live_at: datetime, statuses: Sequence[Status] = (Status.COMMITTED, Status.CANDIDATE),
+    ) -> list[Fact]:
+        """Unexpired facts of ``statuses`` sharing any of the given gate signatures
+        (:class:`~archivist.index.signatures.Signatures`), newest first: the write gate's
+        duplicates and contradictions are found by index, never by a search."""
+
+    @abstractmethod
     def keyword_search(
         self, identity: Identity, terms: Sequence[str], *, limit: int, live_at: datetime,
         statuses: Sequence[Status] = (Status.COMMITTED,),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...errors import FactNotFound
+from ...index.signatures import Signatures
 from ...model import INDEXED, AuditEntry, Category, Profile, Status
 from ..base import Progress, cache_keys
 from ..rows import (
@@ -18,7 +19,9 @@ from ..rows import (
 from .backend import Access
 from .scoped import Scoped
 
-_INSERT_FACT = f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({', '.join('?' * N_FACT_COLUMNS)})"
+_INSERT_FACT = (f"INSERT INTO facts ({FACT_COLUMNS}, sig_text, sig_meaning, sig_core) "
+                f"VALUES ({', '.join('?' * (N_FACT_COLUMNS + 3))})")
+_NO_SIGNATURES = (None, None, None)
 # history rows closed their validity when retired: a live-at filter keeps them
 _LIVE_AT = "AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_until IS NULL OR valid_until > ?)"
 
@@ -28,7 +31,10 @@ class FactRows(Scoped):
     def insert_fact(self, fact):
         self._ids(fact.key, fact.provenance.thread_id, fact.provenance.message_id)
         with self.transaction():
-            seq = self.db.insert(Access.of(fact.identity), _INSERT_FACT, self._storable(fact_params(fact, self._ts)))
+            # the gate never compares with an episode: it has no signatures to index
+            signatures = _NO_SIGNATURES if fact.status is Status.EPISODE else Signatures.of(fact.content)
+            seq = self.db.insert(Access.of(fact.identity), _INSERT_FACT,
+                                 self._storable((*fact_params(fact, self._ts), *signatures)))
             if fact.status in INDEXED:
                 self.keyword_index.add(fact.identity, [(seq, fact)])
 
@@ -100,6 +106,27 @@ class FactRows(Scoped):
         seen, params = self._seen(identity)
         rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM facts WHERE {seen} AND content_hash = ? "
                                     "AND status IN ('committed', 'candidate')", (*params, content_hash))
+        return [fact_from_row(r) for r in rows]
+
+    def find_by_signatures(self, identity, *, text=(), meaning=(), core=(), live_at,
+                           statuses=(Status.COMMITTED, Status.CANDIDATE)):
+        scope, scope_params = self._scope(identity)
+        seen, seen_params = self._seen(identity, "facts.")
+        status, status_params = self.sql.in_list("status", [Status(s).value for s in statuses])
+        shared, params = [], []
+        for column, keys in (("sig_text", text), ("sig_meaning", meaning), ("sig_core", core)):
+            keys = sorted({k for k in keys if k})
+            if keys:  # one index look-up per kind of signature (an OR would scan the scope)
+                cond, values = self.sql.in_list(column, keys)
+                shared.append(f"SELECT seq FROM facts WHERE {scope} AND {column} IS NOT NULL AND {cond}")
+                params += [*scope_params, *values]
+        if not shared:
+            return []
+        # the matches first, then their rows: a planner must not walk the scope's facts instead
+        rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM ({' UNION '.join(shared)}) AS hit CROSS JOIN facts "
+                                    f"WHERE facts.seq = hit.seq AND {seen} AND {status} {_LIVE_AT} "
+                                    "ORDER BY created_at DESC, facts.seq DESC",
+                          (*params, *seen_params, *status_params, self._ts(live_at)))
         return [fact_from_row(r) for r in rows]
 
     def keyword_search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):

@@ -10,12 +10,13 @@ SQLite, ``archivist_schema_migrations`` in PostgreSQL); the first open records v
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...errors import SchemaTooNew
+from ...index.signatures import Signatures
 
 RECORD = "archivist_migrations"
 _CREATE_RECORD = f"CREATE TABLE IF NOT EXISTS {RECORD} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -25,6 +26,8 @@ _CREATE_RECORD = f"CREATE TABLE IF NOT EXISTS {RECORD} (name TEXT PRIMARY KEY, a
 class Migration:
     name: str  # never changes once released
     sql: str
+    # derived values SQL cannot compute (run in the step's transaction, after ``sql``)
+    fill: Callable[[MigrationTarget], None] | None = None
 
 
 class MigrationTarget(ABC):
@@ -95,8 +98,25 @@ def migrate(target: MigrationTarget, migrations: Sequence[Migration], where: str
                 if target.fetch(f"SELECT 1 FROM {RECORD} WHERE name = ?", (m.name,)):
                     continue
                 target.run_script(m.sql)
+                if m.fill is not None:
+                    m.fill(target)
                 _record(target, m.name)
     return len(applied(target))
+
+
+def fill_signatures(target: MigrationTarget) -> None:
+    """Facts kept before the store indexed the gate's signatures get theirs (episodes
+    have none: the gate never compares with them)."""
+    last = 0
+    while True:
+        rows = target.fetch("SELECT seq, content FROM facts WHERE seq > ? AND status <> 'episode' "
+                            "ORDER BY seq LIMIT 2000", (last,))
+        for seq, content in rows:
+            target.execute("UPDATE facts SET sig_text = ?, sig_meaning = ?, sig_core = ? WHERE seq = ?",
+                           (*Signatures.of(content), seq))
+        if len(rows) < 2000:
+            return
+        last = rows[-1][0]
 
 
 def _record(target: MigrationTarget, name: str) -> None:

@@ -5,7 +5,7 @@ A released step never changes: a new column, table or policy is a new step at th
 
 from __future__ import annotations
 
-from ..core.migrate import Migration
+from ..core.migrate import Migration, fill_signatures
 
 TS_CONFIG = "archivist_text"
 
@@ -247,4 +247,14 @@ MIGRATIONS: list[Migration] = [
     ALTER TABLE context_traces ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
     CREATE INDEX traces_in_order ON context_traces (tenant, user_id, agent, created_at, seq);
     """),
+    # the write gate's comparisons are equalities on folded forms of the text
+    #     (archivist.index.signatures): the facts sharing one are found by index
+    Migration("0009_gate_signatures", """
+    ALTER TABLE facts ADD COLUMN sig_text text;
+    ALTER TABLE facts ADD COLUMN sig_meaning text;
+    ALTER TABLE facts ADD COLUMN sig_core text;
+    CREATE INDEX facts_by_sig_text ON facts (tenant, user_id, agent, sig_text) WHERE sig_text IS NOT NULL;
+    CREATE INDEX facts_by_sig_meaning ON facts (tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
+    CREATE INDEX facts_by_sig_core ON facts (tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;
+    """, fill=fill_signatures),
 ]

@@ -5,7 +5,7 @@ A released step never changes: a new column or table is a new step at the end.
 
 from __future__ import annotations
 
-from ..core.migrate import Migration
+from ..core.migrate import Migration, fill_signatures
 
 MIGRATIONS: list[Migration] = [
     # facts, profile, audit, keyword index
@@ -367,4 +367,14 @@ MIGRATIONS: list[Migration] = [
     Migration("0015_profile_sentences", """
     ALTER TABLE profile_sections ADD COLUMN sentences TEXT NOT NULL DEFAULT '[]';
     """),
+    # the write gate's comparisons are equalities on folded forms of the text
+    #     (archivist.index.signatures): the facts sharing one are found by index
+    Migration("0016_gate_signatures", """
+    ALTER TABLE facts ADD COLUMN sig_text TEXT;
+    ALTER TABLE facts ADD COLUMN sig_meaning TEXT;
+    ALTER TABLE facts ADD COLUMN sig_core TEXT;
+    CREATE INDEX facts_by_sig_text ON facts(tenant, user_id, agent, sig_text) WHERE sig_text IS NOT NULL;
+    CREATE INDEX facts_by_sig_meaning ON facts(tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
+    CREATE INDEX facts_by_sig_core ON facts(tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;
+    """, fill=fill_signatures),
 ]

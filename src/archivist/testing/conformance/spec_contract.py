@@ -12,6 +12,7 @@ import pytest
 
 from ...clock import parse_time
 from ...errors import StaleWrite
+from ...index.signatures import Signatures
 from ...model import (
     AuditEntry,
     Category,
@@ -30,6 +31,7 @@ from .backends import T0
 __all__ = [
     "test_embedding_cache_and_forgetting_one_fact",
     "test_fact_rows_read_back_by_every_filter",
+    "test_gate_signatures_find_what_the_gate_compares",
     "test_keys_users_and_what_an_export_lists",
     "test_langgraph_items_expire_touch_and_list",
     "test_lifecycle_rows",
@@ -66,6 +68,34 @@ def test_fact_rows_read_back_by_every_filter(backend):
         (hit,) = store.keyword_search(ALICE, ["helix"], limit=5, live_at=AT)
         assert hit.fact.id == new.id and hit.relevance > 0
         assert store.keyword_search(Identity("t1", "bob", "coder"), ["helix"], limit=5, live_at=AT) == []
+
+
+def test_gate_signatures_find_what_the_gate_compares(backend):
+    """The write gate's duplicates and contradictions come from an index of signatures
+    (:mod:`archivist.index.signatures`): the same look-ups on every backend, scoped,
+    live rows only, episodes never."""
+    with backend.memory() as mem:
+        s = mem.scope("t1", "alice", "coder")
+        tea = s.remember("The user drinks green tea every morning.")
+        coffee = s.remember("The user likes coffee.")
+        s.learn([{"role": "user", "content": "The user likes coffee.", "id": "m1"}], thread_id="t")
+        mem.scope("t1", "bob", "coder").remember("The user likes coffee.")
+        apollo = mem.scope("t1", "alice", "coder", "apollo")
+        apollo.remember("This repo uses green tea every morning as its release name.")
+        store = mem.store
+        again = Signatures.of("the user drinks GREEN tea, every morning")
+        assert [f.id for f in store.find_by_signatures(ALICE, text=[again.text], live_at=AT)] == [tea.id]
+        reordered = Signatures.of("Every morning the user drinks green tea!")
+        assert [f.id for f in store.find_by_signatures(ALICE, meaning=[reordered.meaning], live_at=AT)] == [tea.id]
+        negated = Signatures.of("The user doesn't like coffee anymore.")
+        assert [f.id for f in store.find_by_signatures(ALICE, core=[negated.core], live_at=AT)] == [coffee.id]
+        both = store.find_by_signatures(ALICE, text=[again.text], core=[negated.core], live_at=AT)
+        assert {f.id for f in both} == {tea.id, coffee.id}
+        assert store.find_by_signatures(ALICE, core=[negated.core], live_at=AT, statuses=(Status.CANDIDATE,)) == []
+        assert store.find_by_signatures(ALICE, live_at=AT) == []
+        assert store.find_by_signatures(Identity("t1", "carol", "coder"), text=[again.text], live_at=AT) == []
+        s.forget(tea.id)
+        assert store.find_by_signatures(ALICE, text=[again.text], live_at=AT) == []
 
 
 def test_profile_and_audit_rows(backend):

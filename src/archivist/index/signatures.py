@@ -1,0 +1,103 @@
+"""The keys the store finds a statement by when the write gate compares it with what is kept.
+
+Two of the gate's comparisons are equalities on a folded form of the text, so the store
+can index them instead of searching and comparing every fact:
+
+* **near-duplicate** (:func:`~archivist.pipeline.governance.is_near_duplicate`): the same
+  text without spacing and punctuation, or the same meaning-bearing words, numbers and
+  negations (:func:`meaning`);
+* **polarity contradiction** (:func:`~archivist.pipeline.contradictions.contradicts`):
+  the same statement once its subject, negation, tail and adverbs of how often are set
+  aside (:func:`statement_core`).
+
+A key is a short hash of that form. The store returns the facts sharing a key and the
+gate compares the texts themselves: a collision costs one comparison, never a decision.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from typing import NamedTuple
+
+from ..model.attributes import about_someone_else
+from ..model.folding import compact, normalize, simplified
+from .text import query_terms
+
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
+
+
+@functools.lru_cache(maxsize=8192)  # a candidate is compared with many stored facts; each is cut once
+def meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Meaning-bearing words (sorted, distinct), numbers and negations: "每天早上喝绿茶"
+    and "每天早上都喝绿茶" have one meaning, "深色" and "浅色" two."""
+    folded = normalize(text)
+    return tuple(sorted(set(query_terms(text)))), tuple(_NUMBERS.findall(folded)), tuple(_NEGATIONS.findall(folded))
+
+
+_SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
+EN_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.I)
+_EN_AUX = re.compile(r"\b(?:do|does|did|is|are|am|was|were|ca|can|wo|will)\b", re.I)
+_EN_TAIL = re.compile(r"\b(?:any ?more|any longer|at all)\b|[.!。！]+$", re.I)
+ZH_NEGATION = re.compile(r"不再|再也不|从不|从来不|并不|并没有|没有|不|没")
+_ZH_TAIL = re.compile(r"了?[。！!.]*$")
+# words that say how often or how much, not what: "I eat meat every day" / "I don't eat meat"
+_EN_ADVERBS = re.compile(r"\b(?:really|actually|truly|just|so|very|much|quite|that|every ?day|daily|always|usually|often|"
+                         r"regularly|all the time|at all)\b", re.I)
+_ZH_ADVERBS = re.compile(r"真的|其实|实在|很|非常|太|特别|每天都?|天天|经常|总是|一直|都|也|还")
+_STEM = re.compile(r"\b(\w{3,}?)(?:es|s|e)\b")  # "likes" / "like", "smokes" / "smoke"
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def folded(text: str) -> str:
+    """Compared as: Simplified characters, folded case and width, straight apostrophes."""
+    return simplified(normalize(text).replace("\u2019", "'").replace("\u2018", "'")).strip()
+
+
+@functools.lru_cache(maxsize=8192)
+def statement_core(text: str) -> tuple[str, bool]:
+    """The statement without its subject, negation, tail and adverbs of how often or how
+    much, and whether it was negated."""
+    t = _SUBJECT.sub("", folded(text))
+    if _CJK.search(t):
+        negated = bool(ZH_NEGATION.search(t))
+        core = _ZH_ADVERBS.sub("", _ZH_TAIL.sub("", ZH_NEGATION.sub("", t)))
+        core = re.sub(r"^(?:其实|现在|已经|也|还|都)+", "", core)
+    else:
+        negated = bool(EN_NEGATION.search(t))
+        core = _EN_ADVERBS.sub(" ", _EN_TAIL.sub("", _EN_AUX.sub("", EN_NEGATION.sub(" ", t))))
+        core = _STEM.sub(r"\1", " ".join(core.split()))
+    return re.sub(r"\s+", "", core), negated
+
+
+def _key(kind: str, form: str) -> str:
+    return hashlib.blake2b(f"{kind}\0{form}".encode(), digest_size=8).hexdigest()
+
+
+class Signatures(NamedTuple):
+    """The lookup keys of one statement; ``None`` where the statement has no such form."""
+
+    text: str  # compact text
+    meaning: str | None  # meaning words, numbers, negations (none without a word)
+    core: str | None  # the statement core, when it can take part in a polarity contradiction
+
+    @classmethod
+    def of(cls, text: str) -> Signatures:
+        words = meaning(text)
+        core = polarity_core(text)
+        return cls(_key("t", compact(text)), _key("m", repr(words)) if words[0] else None,
+                   _key("c", core) if core else None)
+
+
+def polarity_core(text: str) -> str | None:
+    """The core two statements must share to contradict by polarity, or ``None`` when
+    ``text`` cannot (too short, or about someone else)."""
+    if about_someone_else(folded(text)):
+        return None
+    core, _ = statement_core(text)
+    return core if len(core) >= 2 else None
+
+
+__all__ = ["EN_NEGATION", "ZH_NEGATION", "Signatures", "folded", "meaning", "polarity_core", "statement_core"]
