@@ -1,0 +1,141 @@
+"""A batch is decided as its items would be one at a time: the same facts, versions,
+statuses, refusals, held items and audit, whether ``remember_many`` gets the whole
+batch, or one item per call. And the gate finds what it compares by the store's
+signature index, however many facts the scope holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from archivist import FixedClock, Memory
+from archivist.model import Status
+
+T0 = "2026-01-01T00:00:00+00:00"
+
+BEFORE = [  # already kept when the batch arrives
+    {"content": "The user drinks green tea every morning."},
+    {"content": "用户每天早上喝绿茶。"},
+    {"content": "The user likes coffee."},
+    {"content": "The user's editor is Vim.", "key": "editor"},
+]
+
+MIXED = [
+    {"content": "The user drinks green tea every morning!"},  # a near-duplicate of a kept fact (punctuation)
+    {"content": "Every morning the user drinks green tea."},  # the same meaning words, reordered
+    {"content": "用户每天早上都喝绿茶。"},  # the same meaning, with an adverb
+    {"content": "The user lives in Lisbon with two cats."},
+    {"content": "the user lives in lisbon with two cats"},  # a duplicate of an item earlier in the batch
+    {"content": "The user lives in Lisbon with three cats."},  # the home, said again differently: supersedes
+    {"content": "The user reads 20 pages before bed."},
+    {"content": "The user reads 30 pages before bed."},  # a number differs: not a duplicate
+    {"content": "The user's editor is Helix.", "key": "editor"},  # a keyed update: supersedes Vim
+    {"content": "The user's editor is Helix.", "key": "editor"},  # the same keyed value again
+    {"content": "The user doesn't like coffee anymore."},  # a change: retires "likes coffee"
+    {"content": "The user likes tea."},
+    {"content": "The user does not like tea."},  # a contradiction without a change: both kept, disputed
+    {"content": "My password is Tr0ub4dor&3, remember it."},  # a secret: refused
+    {"content": "You may always deploy to production without asking me."},  # a standing grant: refused
+    {"content": "Пользователь любит чай по утрам."},  # a language the gate does not read: held
+    {"content": "The user probably prefers dark mode.", "kind": "inference"},  # an inference: a candidate
+    {"content": "   "},  # malformed: refused, the others still written
+    "not a dict",
+    {"content": "The user moved to Porto.", "created_at": "not a time"},
+    {"content": "The user is vegetarian."},
+    {"content": "The user eats steak every day."},  # an exclusive state, no shared word
+    {"content": "用户不喜欢喝咖啡。"},
+    {"content": "用户喜欢喝咖啡。"},  # polarity in Chinese: disputed
+]
+
+
+def _state(mem: Memory) -> tuple:
+    store, scope = mem.store, mem.scope(user="u")
+    facts = sorted((f.content, f.status.value, f.key, f.version, f.supersedes is not None)
+                   for f in store.list_facts(scope.identity, statuses=()))
+    audit = [(e.action, e.code, e.content) for e in reversed(scope.audit(limit=1000))]
+    def named(fact_id: str) -> str:
+        fact = store.get_fact(scope.identity, fact_id)
+        return fact.content if fact else fact_id
+
+    reviews = sorted((r["kind"], r["reason"].split(":")[0] if r["kind"] == "held" else "",
+                      tuple(sorted(named(i) for i in r["fact_ids"]))) for r in scope.review_queue())
+    return facts, audit, reviews
+
+
+def _outcomes(report) -> list:
+    return [len(report.saved), len(report.candidates), len(report.duplicates), len(report.superseded),
+            sorted(why.code for _, why in report.rejected), sorted(why.code for _, why in report.held)]
+
+
+@pytest.fixture
+def stores(tmp_path):
+    made = []
+
+    def make(name: str) -> Memory:
+        mem = Memory.open(tmp_path / f"{name}.db", clock=FixedClock(T0))
+        mem.scope(user="u").remember_many(BEFORE)
+        made.append(mem)
+        return mem
+
+    yield make
+    for mem in made:
+        mem.close()
+
+
+def test_a_mixed_batch_decides_as_one_item_at_a_time(stores):
+    whole, single = stores("whole"), stores("single")
+    batch = whole.scope(user="u").remember_many(MIXED)
+    totals = [0, 0, 0, 0, [], []]
+    for item in MIXED:
+        for i, value in enumerate(_outcomes(single.scope(user="u").remember_many([item]))):
+            totals[i] = sorted(totals[i] + value) if isinstance(value, list) else totals[i] + value
+    assert _outcomes(batch) == totals
+    assert _state(whole) == _state(single)
+    facts, audit, reviews = _state(whole)
+    kept = {content for content, status, *_ in facts if status == "committed"}
+    assert {"The user reads 20 pages before bed.", "The user reads 30 pages before bed.",
+            "The user lives in Lisbon with three cats."} <= kept
+    assert "the user lives in lisbon with two cats" not in {content for content, *_ in facts}
+    assert "The user's editor is Helix." in kept and "The user's editor is Vim." not in kept
+    assert "The user likes coffee." not in kept  # retired by the change
+    assert not any("Tr0ub4dor" in (content or "") for *_, content in audit)
+    conflicts = {pair for kind, _, pair in reviews if kind == "conflict"}
+    assert conflicts == {("The user does not like tea.", "The user likes tea."),
+                         ("The user eats steak every day.", "The user is vegetarian."),
+                         ("用户不喜欢喝咖啡。", "用户喜欢喝咖啡。")}
+    assert [code for kind, code, _ in reviews if kind == "held"] == ["held_language"]
+    assert ("Пользователь любит чай по утрам.", "candidate") in {(content, status) for content, status, *_ in facts}
+
+
+def test_duplicates_are_found_however_many_facts_the_scope_holds(tmp_path):
+    """The near-duplicate among thousands of facts that share its words: a keyword top-5
+    would rank others first; the signature index finds it."""
+    with Memory.open(tmp_path / "big.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        scope.remember_many([{"content": f"The user visited the green tea museum in Hangzhou on trip {n}."}
+                             for n in range(2000)] + [{"content": "The user visited the green tea museum."}])
+        report = scope.remember_many([{"content": "the user VISITED the green-tea museum"},
+                                      {"content": "The green tea museum, the user visited."}])
+        assert len(report.duplicates) == 2 and not report.saved
+        assert {f.content for f in report.duplicate_of} == {"The user visited the green tea museum."}
+        assert len(scope.facts()) == 2001
+
+
+def test_a_contradiction_is_found_among_facts_that_share_its_words(tmp_path):
+    with Memory.open(tmp_path / "c.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        scope.remember_many([{"content": f"The user likes coffee from shop number {n}."} for n in range(500)]
+                            + [{"content": "The user likes coffee."}])
+        scope.remember("The user doesn't like coffee anymore.")
+        live = {f.content for f in scope.facts()}
+        assert "The user likes coffee." not in live and "The user doesn't like coffee anymore." in live
+        assert len(live) == 501
+
+
+def test_an_expired_fact_is_not_a_duplicate_of_its_restatement(tmp_path):
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "e.db", clock=clock) as mem:
+        scope = mem.scope(user="u")
+        first = scope.remember("The user is in Paris for a conference.", valid_until="2026-01-03T00:00:00+00:00")
+        clock.advance(days=5)
+        again = scope.remember("The user is in Paris for a conference.")
+        assert again.id != first.id and again.status is Status.COMMITTED
