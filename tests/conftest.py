@@ -110,3 +110,16 @@ def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("ARCHIVIST_TORTURE_REPORT")
     if path and torture.ROWS:
         torture.write_report(path)
+
+
+def attempted(store, job_id: str, timeout: float = 30.0):
+    """The erasure job once it was tried and is no longer running."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = store.erasure_job(job_id)
+        if job.attempts and job.state != "running":
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"erasure job {job_id} was not tried within {timeout}s")

@@ -71,6 +71,9 @@ def test_forgetting_a_fact_leaves_no_trace_in_the_files(vmem, db_path):
         alice.get(fact.id)
     assert alice.search(marker, mode="keyword") == [] and alice.search("locker code word", mode="vector") != []
     assert fact.id not in [h.fact.id for h in alice.search("locker code word", k=10, mode="vector")]
+    # the files are erased by the job the receipt names, off the request path
+    assert receipt.erasure_jobs and vmem.store.wait_for_erasure(timeout=60)
+    assert {vmem.store.erasure_job(j).state for j in receipt.erasure_jobs} == {"done"}
     assert rows_mentioning(db_path, marker) == []
     assert "[forgotten]" in str(alice.trace(view.trace.id))
     assert marker.encode() not in file_bytes(db_path)
@@ -139,6 +142,8 @@ def test_forgetting_a_user_removes_every_row_and_every_byte(db_path, clock):
         if "user_id" in cols:
             assert conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'alice'").fetchone()[0] == 0, table
     conn.close()
+    (job,) = receipt.erasure_jobs
+    assert mem.store.wait_for_erasure(timeout=60) and mem.store.erasure_job(job).whole_user
     assert rows_mentioning(db_path, marker) == []
     assert marker.encode() not in file_bytes(db_path)
     bob = mem.scope(user="bob")

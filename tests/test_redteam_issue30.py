@@ -567,6 +567,7 @@ def test_finding_llm_session_summary_loses_the_forgotten_fact(db_path, clock):
         s.summarize_session("t1", turns, summarizer=LLMSummarizer())
         s.forget(fact.id)
         assert all(W not in x.goal for x in s.summaries())
+        assert mem.store.wait_for_erasure(timeout=60)
         assert SQLiteFiles(str(db_path)).bytes_with([W]) == set()
 
 

@@ -76,7 +76,9 @@ def test_forgetting_a_learned_fact_reaches_every_copy(store_target):
     assert WORD in json.dumps(s.trace(view.trace.id)) and WORD in " ".join(
         sec.summary for sec in s.profile().sections.values())
 
-    s.forget(fact.id)
+    receipt = s.forget(fact.id)
+    assert WORD not in json.dumps(s.trace(view.trace.id)) and WORD not in s.render().text  # at once, through the API
+    assert mem.store.wait_for_erasure(timeout=120) and receipt.erasure_jobs  # then the files, by the receipt's job
     assert files.rows_with([WORD, WORD.lower()]) == set()
     if not is_dsn(store_target):
         assert files.bytes_with([WORD, WORD.lower()]) == set()

@@ -171,6 +171,7 @@ def test_forgotten_words_are_in_no_row_index_or_file(store_target):
             agent = next(a for a in AGENTS if mem.store.get_fact(mem.scope(user=user, agent=a).identity, fact_id))
             mem.scope(user=user, agent=agent).forget(fact_id)
         kept = [w for w in everything if w not in victims]
+        assert mem.store.wait_for_erasure(timeout=300), "the erasure jobs of the forgets did not finish"
         assert files.rows_with(everything) == set(kept), "a forgotten fact's word is still in a row"
         if backend == "sqlite":
             assert files.bytes_with(everything) == set(kept), "a forgotten word is still in the file or WAL"
@@ -181,6 +182,7 @@ def test_forgotten_words_are_in_no_row_index_or_file(store_target):
         receipt = mem.forget_user("default", "alice")
         alice = [w for w, (user, _) in words.items() if user == "alice"]
         kept = [w for w in kept if w not in alice]
+        assert mem.store.wait_for_erasure(timeout=300), "the erasure job of the user's forget did not finish"
         assert files.rows_with(everything) == set(kept), "a forgotten user's word is still in a row"
         if backend == "sqlite":
             assert files.bytes_with(everything) == set(kept), "a forgotten user's word is still in the file or WAL"

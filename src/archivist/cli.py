@@ -252,11 +252,18 @@ def purge(
     db: DbOption = None,
     full: Annotated[bool, typer.Option("--full", help="Also rewrite every table (PostgreSQL: VACUUM FULL, "
                                                       "exclusive locks; SQLite: VACUUM).")] = False,
+    jobs: Annotated[bool, typer.Option("--jobs", help="List the erasure jobs forgets queued, newest first.")] = False,
 ) -> None:
-    """Rewrite storage so no page keeps bytes of forgotten data (scheduled maintenance)."""
+    """Rewrite storage so no page keeps bytes of forgotten data (scheduled maintenance).
+    Erasure jobs forgets left open run first; ``--jobs`` lists them instead."""
     from .storage import open_store
 
     with open_store(resolve_db(db)) as store:
+        if jobs:
+            for job in store.erasure_jobs(limit=50):
+                out.print(f"{job.id}  {job.state:<8} attempts {job.attempts}  {job.created_at:%Y-%m-%d %H:%M:%S}  "
+                          f"{'user' if job.whole_user else 'facts'}  {job.note or ''}", markup=False, highlight=False, soft_wrap=True)
+            return
         done = store.purge(full=full)
     out.print("rewrote " + ", ".join(done) if done else "nothing to rewrite: forgetting already erased in place")
 

@@ -119,7 +119,8 @@ class LearnReport:
 
 
 def _receipt(body: dict[str, Any]) -> ForgetReceipt:
-    return ForgetReceipt(body["target"], parse_time(body["at"]), dict(body["counts"]))
+    return ForgetReceipt(body["target"], parse_time(body["at"]), dict(body["counts"]),
+                         tuple(body.get("erasure_jobs") or ()))
 
 
 def _wire_message(message: Any) -> dict[str, Any]:

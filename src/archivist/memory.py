@@ -113,6 +113,11 @@ def _turn_problem(raw: dict[str, Any], refuses: Callable[[str], bool]) -> Reject
     return None
 
 
+def _jobs(counts: dict[str, int]) -> tuple[str, ...]:
+    """The erasure jobs a store's forget queued (:class:`~archivist.storage.rows.Counts`)."""
+    return tuple(getattr(counts, "erasure_jobs", ()))
+
+
 def _when(at: datetime | str | float | None) -> datetime | None:
     """A session time given as a datetime, an ISO-8601 string or epoch seconds."""
     if at is None or isinstance(at, datetime):
@@ -359,7 +364,7 @@ class Memory:
             for holder in list(self._holders):  # queued turns of this user must not bring it back
                 holder.discard_user(tenant, user)
         counts = self.store.forget_user(tenant, user)
-        return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts)
+        return ForgetReceipt(f"user:{tenant}/{user}", self.clock.now(), counts, _jobs(counts))
 
     def forget_words(self, tenant: str, user: str, quotes: Sequence[str]) -> int:
         """Redact ``quotes`` in what attached holders keep of the user; how many copies changed."""
@@ -785,7 +790,7 @@ class MemoryScope(_ContextMixin):
         counts["contexts (rewritten)"] = self._recontext({t for t in threads if t is not None})
         if None in threads:  # turns said in no thread came in separate deliveries: take the words out where quoted
             counts["contexts (rewritten)"] += self._unquote([e for e in gone if e.provenance.thread_id is None])
-        return ForgetReceipt(target, now, counts)
+        return ForgetReceipt(target, now, counts, _jobs(counts))
 
     def _unquote(self, gone: Sequence[Fact]) -> int:
         """Take the words of forgotten turns said in no thread out of the contexts of the
@@ -1321,7 +1326,7 @@ class MemoryScope(_ContextMixin):
         closed = self._close_reviews(ids)
         if closed:
             counts["review_items (closed)"] = closed
-        return ForgetReceipt(f"fact:{fact_id}", now, counts)
+        return ForgetReceipt(f"fact:{fact_id}", now, counts, _jobs(counts) + (said.erasure_jobs if said else ()))
 
     def _close_reviews(self, ids: Sequence[str]) -> int:
         """Open review items naming a forgotten fact are closed: nothing is left to dispute."""

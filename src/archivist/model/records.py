@@ -456,10 +456,14 @@ class ForgetReceipt:
     target: str  # "fact:<id>" or "user:<tenant>/<user>"
     at: datetime
     counts: dict[str, int]
+    # the background jobs that make the deleted rows unrecoverable from the store's files
+    # (``Store.erasure_job``); nothing forgotten is readable through any API meanwhile
+    erasure_jobs: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "at": self.at.isoformat(), "counts": dict(self.counts), "total": self.total}
+        return {"target": self.target, "at": self.at.isoformat(), "counts": dict(self.counts), "total": self.total,
+                "erasure_jobs": list(self.erasure_jobs)}

@@ -477,6 +477,17 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         user_wide(p, user, "admin")
         return memory.forget_user(p.tenant, user).as_dict()
 
+    @app.get("/v1/erasure-jobs/{job_id}", tags=["forget"], operation_id="getErasureJob")
+    def erasure_job(p: Caller, job_id: FactPath) -> S.ErasureJob:
+        """A job a forget receipt names: the background erasure of the deleted rows' bytes
+        from the store's files (writer keys; a job names tables, never a user)."""
+        if not p.can("writer"):
+            raise ApiError(403, "forbidden", f"this key's role ({p.role}) may not do that; it needs writer")
+        job = memory.store.erasure_job(job_id)
+        if job is None:
+            raise ApiError(404, "not found", f"no erasure job {job_id!r}")
+        return job.as_dict()
+
     # -- search, context, traces ----------------------------------------------------
     @app.post("/v1/users/{user}/search", tags=["recall"], operation_id="search",
               responses={200: {"description": "The best facts first.", "links": links.SEARCHED}})

@@ -54,7 +54,7 @@ def errors_of(path: str, method: str, secured: bool) -> list[str]:
     out = ["400", "413", "422", "503"]
     if secured:
         out += ["401", "403"]
-    if path.count("{") > 1 or path.startswith("/v1/jobs/"):  # a fact, trace or job id
+    if path.count("{") > 1 or path.startswith(("/v1/jobs/", "/v1/erasure-jobs/")):  # a fact, trace or job id
         out.append("404")
     if method in ("post", "put", "delete"):
         out.append("409")

@@ -147,6 +147,9 @@ class ForgetReceipt(Out):
     at: datetime
     counts: dict[str, int] = Field(description="Rows removed (or redacted, where the name says so) per table.")
     total: int = Field(ge=0)
+    erasure_jobs: list[str] = Field(default_factory=list, description=(
+        "Background jobs that make the deleted rows unrecoverable from the store's files (GET /v1/erasure-jobs/{id}); "
+        "nothing forgotten is readable through any API once this response is sent."))
 
 
 class Preference(Out):
@@ -166,6 +169,18 @@ class Task(Out):
     missing: list[str]
     version: int
     updated_at: datetime | None
+
+
+class ErasureJob(Out):
+    id: str
+    state: Literal["pending", "running", "done", "failed"] = Field(
+        description="failed: the eraser's note says why; `archivist purge` finishes it.")
+    tables: list[str] = Field(description="The tables whose files it erases (never a user or their words).")
+    whole_user: bool
+    attempts: int = Field(ge=0)
+    created_at: datetime | None
+    finished_at: datetime | None
+    note: str | None
 
 
 class JobAccepted(Out):

@@ -32,13 +32,7 @@ from ..model import (
     Status,
     TaskState,
 )
-from .records import (
-    ApiKeyRecord,
-    ConsolidationRunRecord,
-    GraphItemRow,
-    ReviewItemRecord,
-    Tombstone,
-)
+from .records import ApiKeyRecord, ConsolidationRunRecord, ErasureJobRecord, GraphItemRow, ReviewItemRecord, Tombstone
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -370,6 +364,21 @@ class Store(ABC):
         rewritten. A backend that erases at forget time (SQLite, with ``secure_delete``)
         has nothing to do unless ``full`` asks for a compacting rewrite."""
         return []
+
+    # -- erasure after a forget, off the request path (storage.core.erasure) ------
+    @abstractmethod
+    def erasure_job(self, job_id: str) -> ErasureJobRecord | None: ...
+
+    @abstractmethod
+    def erasure_jobs(self, *, open_only: bool = False, limit: int = 100) -> list[ErasureJobRecord]: ...
+
+    @abstractmethod
+    def run_erasure(self, *, failed_too: bool = False) -> list[str]:
+        """Run the open erasure jobs now (the background thread does too); the ids done."""
+
+    @abstractmethod
+    def wait_for_erasure(self, timeout: float | None = None) -> bool:
+        """Block until no erasure job is open; False if ``timeout`` seconds passed first."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -54,4 +54,24 @@ class GraphItemRow(NamedTuple):
     vectors: bytes | None
 
 
-__all__ = ["ApiKeyRecord", "ConsolidationRunRecord", "GraphItemRow", "ReviewItemRecord", "Tombstone"]
+__all__ = ["ApiKeyRecord", "ConsolidationRunRecord", "ErasureJobRecord", "GraphItemRow", "ReviewItemRecord", "Tombstone"]
+
+
+class ErasureJobRecord(NamedTuple):
+    """A purge a forget left to the background (:mod:`archivist.storage.core.erasure`):
+    ``pending``, ``running``, ``done`` or ``failed`` (``note`` says why; ``archivist
+    purge`` finishes it)."""
+
+    id: str
+    state: str
+    tables: tuple[str, ...]
+    whole_user: bool
+    attempts: int
+    created_at: datetime | None
+    finished_at: datetime | None
+    note: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "state": self.state, "tables": list(self.tables), "whole_user": self.whole_user,
+                "attempts": self.attempts, "created_at": self.created_at.isoformat() if self.created_at else None,
+                "finished_at": self.finished_at.isoformat() if self.finished_at else None, "note": self.note}

@@ -105,6 +105,7 @@ NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
     "keyword_terms": (),
     "keyword_scopes": (),
     "tombstones": (),
+    "erasure_jobs": ("tables", "state", "claimed_at", "claimed_by", "finished_at", "note"),  # table names and the eraser's note
 }
 
 
@@ -150,6 +151,7 @@ TABLES: tuple[Table, ...] = (
     Table("embedding_cache", STORE, ()),  # keyed by tenant-keyed hashes of text, never by user
     Table("vector_meta", STORE, ()),
     Table("archivist_migrations", STORE, ()),
+    Table("erasure_jobs", STORE, ()),  # names tables, never a user
     # derived rows, kept in step by the backend's parts
     Table("facts_fts", KEYWORDS, (), SQLITE),  # rowid = scope id << 36 | seq
     Table("keyword_docs", KEYWORDS, (), SQLITE),

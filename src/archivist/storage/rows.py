@@ -206,7 +206,12 @@ def redaction_needles(quotes: list[str]) -> list[str]:
 
 
 class Counts(dict):
-    """Rows removed or changed per table, for a forget receipt (zeros left out)."""
+    """Rows removed or changed per table, for a forget receipt (zeros left out), and
+    the erasure jobs that make them unrecoverable from the files."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.erasure_jobs: list[str] = []
 
     def add(self, table: str, n: int) -> None:
         if n:

@@ -60,9 +60,11 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, Forgetting, Stor
 
     # -- erasure and closing -----------------------------------------------------
     def purge(self, *, full: bool = False, **options) -> list[str]:
+        self.run_erasure(failed_too=True)  # the open and failed jobs first
         return self.eraser.purge(full=full, **options)
 
     def close(self) -> None:
+        self._stop_eraser()  # forgets this process made are erased before it lets go of the store
         self.vector_store.close()
         self.db.close()
 

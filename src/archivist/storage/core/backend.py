@@ -102,8 +102,8 @@ class Engine(ABC):
     concurrent_reads: bool = False
     #: what the backend guarantees beyond the contract: ``row_security`` — the database
     #: itself admits only the rows of a statement's Access (a conformance spec checks it);
-    #: ``erases_on_forget`` — a forget leaves no byte of the forgotten text in the files
-    #: (tests/test_register.py reads the files)
+    #: ``erases_on_forget`` — once a forget's erasure job is done, no byte of the forgotten
+    #: text is left in the files (tests/test_register.py reads the files)
     capabilities: frozenset[str] = frozenset()
 
     @abstractmethod

@@ -17,14 +17,14 @@ from ..rows import (
     redaction_needles,
 )
 from .backend import Access
-from .scoped import Scoped
+from .erasure import ErasureJobs
 
 _FORGET_NOTE = "forgotten at the user''s request"
 # tables a forget of one fact may change (the eraser cleans up after them)
 FACT_TABLES = ("facts", "audit", "context_traces", "session_summaries", "evidence", "embedding_cache", "tombstones")
 
 
-class Forgetting(Scoped):
+class Forgetting(ErasureJobs):
     def forget_fact(self, identity, fact_ids, *, at):
         counts = Counts()
         count = counts.add
@@ -66,24 +66,9 @@ class Forgetting(Scoped):
                 self._write(identity, "INSERT INTO audit (tenant, user_id, agent, at, action, code, reason, fact_id, "
                                       f"content_hash) VALUES (?, ?, ?, ?, 'forget', 'forgotten', '{_FORGET_NOTE}', ?, ?)",
                             (*params, self._ts(at), fact_id, chash))
-        if counts:
-            note = self._erase(FACT_TABLES, whole_user=False)
-            if note:
-                count(note, 1)
-        return dict(counts)
-
-    def _erase(self, tables, *, whole_user: bool) -> str | None:
-        """The backend's erasure after a committed forget: a failure is a note on the
-        receipt, never an error that would stop the rest of the forget. Inside a caller's
-        transaction it waits for that to commit (erasing rewrites what the transaction
-        still holds locked)."""
-        if self.db.in_transaction:
-            self.db.after_commit(lambda: self._erase(tables, whole_user=whole_user))
-            return "files erased when the enclosing transaction commits"
-        try:
-            return self.eraser.after_forget(tables, whole_user=whole_user)
-        except Exception as exc:  # noqa: BLE001 - the forget committed: it stands whatever erasing raised
-            return f"files not yet erased ({type(exc).__name__}: {exc}); run archivist purge"
+            if counts:  # the files are erased off the request path (core.erasure), after this commits
+                counts.erasure_jobs.append(self._queue_erasure(FACT_TABLES, whole_user=False))
+        return counts
 
     def _forget_cached(self, who, keys) -> int:
         cond, values = self.sql.in_list("content_hash", sorted(set(keys)))
@@ -105,7 +90,7 @@ class Forgetting(Scoped):
         entries and the embedding cache's vectors of their words; then the eraser."""
         who = Access(tenant, user)
         owner, params = self._owner(tenant, user)
-        counts: dict[str, int] = {}
+        counts = Counts()
         with self.transaction():
             rows = self._write(who, f"SELECT {FACT_COLUMNS} FROM facts WHERE {owner}", params).fetchall()
             keys = {k for r in rows for k in cache_keys(tenant, fact_from_row(r).embed_text)}
@@ -115,9 +100,7 @@ class Forgetting(Scoped):
                                             for chunk in _chunks(sorted(keys), 500))
             for table in user_tables() + backend_user_tables(self.sql.name):
                 counts[table] = self._write(who, f"DELETE FROM {table} WHERE {owner}", params).rowcount
-        note = self._erase(user_tables() + ("embedding_cache",), whole_user=True)
-        if note:
-            counts[note] = 1
+            counts.erasure_jobs.append(self._queue_erasure(user_tables() + ("embedding_cache",), whole_user=True))
         return counts
 
 

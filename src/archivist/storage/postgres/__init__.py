@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...errors import StoreError
 from ..core import SQLStore
 from ..core.backend import MAINTENANCE
+from ..core.erasure import erasure_mode
 from ..core.migrate import applied, check_known, migrate
 from .engine import APP_ROLE, PostgresEngine, PostgresMigrations, redact_dsn
 from .eraser import PostgresEraser
@@ -22,11 +23,14 @@ class PostgresStore(SQLStore):
     """A store in a PostgreSQL database (psycopg 3, pooled). Thread-safe."""
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, vacuum_on_forget: bool = True,
-                 purge_on_forget: bool = True, connect_timeout: float = 30.0, ef_search: int = 100) -> None:
+                 purge_on_forget: bool = True, connect_timeout: float = 30.0, ef_search: int = 100,
+                 erasure: str = "background") -> None:
         """``max_size``: pooled connections; ``vacuum_on_forget``: VACUUM the touched
         tables after a forget so dead rows and index entries go now; ``purge_on_forget``:
         then rebuild the keyword indexes (:meth:`purge`), whose pages would otherwise keep
-        forgotten words; ``ef_search``: HNSW candidate list (at least 4 × the requested k)."""
+        forgotten words; ``ef_search``: HNSW candidate list (at least 4 × the requested k);
+        ``erasure``: ``background`` or ``inline`` (:mod:`~archivist.storage.core.erasure`)."""
+        self.erasure = erasure_mode(erasure)
         try:
             import psycopg
             import psycopg_pool  # noqa: F401 - the pool the engine opens
@@ -40,6 +44,7 @@ class PostgresStore(SQLStore):
         self.keyword_index = PostgresKeywords(self.db)
         self.vector_store = PostgresVectors(self.db, ef_search=ef_search)
         self.eraser = PostgresEraser(self.db, vacuum_on_forget=vacuum_on_forget, purge_on_forget=purge_on_forget)
+        self._resume_erasure()
 
     @property
     def schema_version(self) -> int:

@@ -257,4 +257,20 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX facts_by_sig_meaning ON facts (tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
     CREATE INDEX facts_by_sig_core ON facts (tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;
     """, fill=fill_signatures),
+    # erasure after a forget runs off the request path, as durable jobs (storage.core.erasure)
+    Migration("0010_erasure_jobs", """
+    CREATE TABLE erasure_jobs (
+        id          text PRIMARY KEY,
+        created_at  timestamptz NOT NULL,
+        tables      text NOT NULL,
+        whole_user  integer NOT NULL,
+        state       text NOT NULL,
+        attempts    integer NOT NULL DEFAULT 0,
+        claimed_at  timestamptz,
+        claimed_by  text,
+        finished_at timestamptz,
+        note        text
+    );
+    CREATE INDEX erasure_jobs_open ON erasure_jobs (state) WHERE state IN ('pending', 'running');
+    """),
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from ...index.vectors import VectorIndex, open_index
 from ..core import SQLStore
 from ..core.backend import MAINTENANCE
+from ..core.erasure import erasure_mode
 from ..core.migrate import migrate
 from .engine import SQLiteEngine, SQLiteMigrations, split_sql, translate
 from .eraser import SQLiteEraser
@@ -22,11 +23,13 @@ class SQLiteStore(SQLStore):
     """A store in one SQLite file. Thread-safe: one connection behind a re-entrant lock."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000,
-                 vector_index: str | VectorIndex = "auto") -> None:
+                 vector_index: str | VectorIndex = "auto", erasure: str = "background") -> None:
         """``vector_index``: ``auto`` (numpy), ``numpy``, ``sqlite-vec``, or a
-        :class:`~archivist.index.vectors.VectorIndex`."""
+        :class:`~archivist.index.vectors.VectorIndex`; ``erasure``: ``background`` or
+        ``inline`` (:mod:`~archivist.storage.core.erasure`)."""
         import sqlite3
 
+        self.erasure = erasure_mode(erasure)
         self.db = SQLiteEngine(path, busy_timeout_ms=busy_timeout_ms)
         self.sql = self.db.dialect
         try:
@@ -42,6 +45,7 @@ class SQLiteStore(SQLStore):
         self.keyword_index = SQLiteKeywords(self.db, scopes)
         self.vector_store = SQLiteVectors(self.db, scopes, index)
         self.eraser = SQLiteEraser(self.db, self.vector_store)
+        self._resume_erasure()
 
     @property
     def vectors(self) -> VectorIndex:

@@ -377,4 +377,20 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX facts_by_sig_meaning ON facts(tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
     CREATE INDEX facts_by_sig_core ON facts(tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;
     """, fill=fill_signatures),
+    # erasure after a forget runs off the request path, as durable jobs (storage.core.erasure)
+    Migration("0017_erasure_jobs", """
+    CREATE TABLE erasure_jobs (
+        id          TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        tables      TEXT NOT NULL,
+        whole_user  INTEGER NOT NULL,
+        state       TEXT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        claimed_at  TEXT,
+        claimed_by  TEXT,
+        finished_at TEXT,
+        note        TEXT
+    );
+    CREATE INDEX erasure_jobs_open ON erasure_jobs(state) WHERE state IN ('pending', 'running');
+    """),
 ]

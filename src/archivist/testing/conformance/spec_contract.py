@@ -222,6 +222,14 @@ def test_embedding_cache_and_forgetting_one_fact(backend):
         fact = mem.scope("t1", "alice", "coder").remember("The user's locker code word is zebracorn.")
         counts = store.forget_fact(ALICE, [fact.id], at=AT)
         assert counts["facts"] == 1 and counts["tombstones"] == 1 and store.get_fact(ALICE, fact.id) is None
+        (job,) = counts.erasure_jobs  # the files are erased off the request path
+        assert store.erasure_job(job).state in ("pending", "running", "done")
+        assert store.wait_for_erasure(timeout=60)
+        done = store.erasure_job(job)
+        assert done.state == "done" and done.attempts == 1 and not done.whole_user and done.finished_at is not None
+        assert "facts" in done.tables and store.erasure_jobs(open_only=True) == []
+        assert [j.id for j in store.erasure_jobs(limit=1)] == [job] and store.erasure_job("no-such-job") is None
+        assert store.run_erasure() == []  # nothing open
         assert store.forget_fact(ALICE, [fact.id], at=AT) == {}
         assert store.is_tombstoned(ALICE, content_hash(fact.content))
         assert isinstance(store.purge(), list)
