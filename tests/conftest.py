@@ -123,3 +123,30 @@ def attempted(store, job_id: str, timeout: float = 30.0):
             return job
         time.sleep(0.05)
     raise AssertionError(f"erasure job {job_id} was not tried within {timeout}s")
+
+
+def file_bytes(path, timeout: float = 60.0) -> bytes:
+    """The bytes of a SQLite store file and its WAL, read once no erasure job of the
+    store is open: forgetting erases the files off the request path
+    (archivist.storage.core.erasure), and byte checks are about what that leaves."""
+    import os
+    import sqlite3
+    import time
+
+    path = str(path)
+    deadline = time.monotonic() + timeout
+    while os.path.exists(path):
+        conn = sqlite3.connect(path, timeout=timeout)
+        try:
+            open_jobs = conn.execute("SELECT count(*) FROM erasure_jobs WHERE state IN ('pending', 'running')"
+                                     ).fetchone()[0]
+        except sqlite3.OperationalError:  # a file made before erasure jobs, or not a store
+            open_jobs = 0
+        finally:
+            conn.close()
+        if not open_jobs:
+            break
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path}: erasure jobs still open after {timeout}s")
+        time.sleep(0.02)
+    return b"".join(open(path + x, "rb").read() for x in ("", "-wal") if os.path.exists(path + x))

@@ -139,3 +139,30 @@ def test_an_expired_fact_is_not_a_duplicate_of_its_restatement(tmp_path):
         clock.advance(days=5)
         again = scope.remember("The user is in Paris for a conference.")
         assert again.id != first.id and again.status is Status.COMMITTED
+
+
+def test_a_store_kept_before_signatures_gets_them_on_opening(tmp_path):
+    """Facts an older release kept have no signatures: the migration computes them, so
+    the gate finds their duplicates and contradictions as it finds new facts'."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with Memory.open(path, clock=FixedClock(T0)) as mem:
+        mem.scope(user="u").remember_many([{"content": "The user likes coffee."},
+                                           {"content": "The user drinks green tea every morning."}])
+        mem.scope(user="u").learn([{"id": "m1", "role": "user", "content": "I have a cat named Mochi."}])
+    conn = sqlite3.connect(path)  # back to the schema before 0016: no signature columns
+    for statement in ("DROP INDEX facts_by_sig_text", "DROP INDEX facts_by_sig_meaning", "DROP INDEX facts_by_sig_core",
+                      "ALTER TABLE facts DROP COLUMN sig_text", "ALTER TABLE facts DROP COLUMN sig_meaning",
+                      "ALTER TABLE facts DROP COLUMN sig_core", "DROP TABLE erasure_jobs",
+                      "DELETE FROM archivist_migrations WHERE name >= '0016'"):
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    with Memory.open(path, clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        assert len(scope.remember_many([{"content": "Every morning the user drinks green tea!"}]).duplicates) == 1
+        scope.remember("The user doesn't like coffee anymore.")
+        assert "The user likes coffee." not in {f.content for f in scope.facts()}
+        rows = sqlite3.connect(path).execute("SELECT status, sig_text IS NULL, sig_core IS NULL FROM facts").fetchall()
+        assert ("episode", 1, 1) in rows and all(not no_text for status, no_text, _ in rows if status != "episode")

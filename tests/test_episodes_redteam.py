@@ -11,6 +11,7 @@ import os
 from datetime import timedelta
 
 import pytest
+from conftest import file_bytes
 
 from archivist import FixedClock, Memory
 from archivist.errors import InvalidInput
@@ -21,9 +22,6 @@ T0 = "2026-01-01T00:00:00+00:00"
 
 
 # ------------------------------------------------------------------------------ helpers
-def file_bytes(path) -> bytes:
-    path = str(path)
-    return b"".join(open(path + x, "rb").read() for x in ("", "-wal") if os.path.exists(path + x))
 
 
 def said(scope, **kw):

@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from test_forget import file_bytes
+from conftest import file_bytes
 
 from archivist import FixedClock, Memory
 from archivist.storage import is_dsn, open_store

@@ -5,7 +5,7 @@ import sqlite3
 import uuid
 
 import pytest
-from conftest import candidate, turn
+from conftest import candidate, file_bytes, turn
 from archivist.testing.embedders import HashEmbedder
 
 from archivist import Memory
@@ -14,14 +14,6 @@ from archivist.pipeline.governance import content_hash
 from archivist.storage.sqlite import SQLiteStore
 
 
-def file_bytes(path):
-    data = b""
-    for suffix in ("", "-wal"):
-        try:
-            data += open(f"{path}{suffix}", "rb").read()
-        except FileNotFoundError:
-            pass
-    return data
 
 
 def rows_mentioning(path, needle):

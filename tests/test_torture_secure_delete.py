@@ -15,7 +15,7 @@ import threading
 
 import pytest
 import torture
-from test_forget import file_bytes
+from conftest import file_bytes
 
 from archivist import FixedClock, Memory
 from archivist.errors import StoreError

@@ -7,6 +7,7 @@ time, for questions that ask for one, finds it (issue 20, temporal questions).
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -51,6 +52,7 @@ def asks_when(question: str) -> bool:
     return bool(_ASKS_WHEN.search(question))
 
 
+@functools.lru_cache(maxsize=32768)  # a fact's text is read again by every search it is a candidate of
 def mentions_time(text: str) -> bool:
     """True when the text says a time: a date, a month, a weekday, a year, or a relative
     time ("yesterday", "last week", "上周三")."""
@@ -67,13 +69,18 @@ def question_periods(question: str, now: datetime) -> list[Period]:
 def fact_periods(fact: Fact) -> list[Period]:
     """The days a fact is about: the times its text names, resolved against when it was
     said ("下个月我要去深圳", said in February, is about March), else the day it was said."""
-    said = fact.created_at
-    return find_periods(fact.content, said) or [Period(said.date(), said.date())]
+    return list(_periods(fact.content, fact.created_at))
+
+
+@functools.lru_cache(maxsize=32768)
+def _periods(text: str, said: datetime) -> tuple[Period, ...]:
+    return tuple(find_periods(text, said) or [Period(said.date(), said.date())])
 
 
 _QUOTES = "\"'“”‘’「」『』 \t\n"
 
 
+@functools.lru_cache(maxsize=32768)
 def only_asks(text: str) -> bool:
     """True when a text is a question and nothing more ("花了多少钱？", 'Mel said, "How
     was it?"'): it states no fact, so it is a poor answer to a question."""

@@ -58,6 +58,7 @@ class SQLiteEngine(Engine):
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
         self.path = str(Path(path).expanduser()) if str(path) != ":memory:" else ":memory:"
+        self.busy_timeout_s = busy_timeout_ms / 1000
         self.lock = threading.RLock()
         self._depth = 0
         self._after: list = []
@@ -65,7 +66,7 @@ class SQLiteEngine(Engine):
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             # SQLite reads a name starting "file:" as a URI (another file, or none at all): never here
-            name = f"./{self.path}" if self.path[:5].lower() == "file:" else self.path
+            self.name = name = f"./{self.path}" if self.path[:5].lower() == "file:" else self.path
             self.conn = sqlite3.connect(name, isolation_level=None, check_same_thread=False,
                                         timeout=busy_timeout_ms / 1000)
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

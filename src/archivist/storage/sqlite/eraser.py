@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from ...errors import StoreError, StoreLocked
-from ..core.backend import MAINTENANCE, Eraser
+from ..core.backend import Eraser
 from .engine import SQLiteEngine, translate
 
 WAL_BUSY = "wal not truncated (readers active; forget again later)"
@@ -33,21 +33,39 @@ class SQLiteEraser(Eraser):
         return ["database file", "wal"]
 
     def _purge(self, *, vacuum: bool) -> bool:
-        """False while another connection reads: the WAL keeps old pages until reset."""
+        """False while another connection reads: the WAL keeps old pages until reset.
+        A file is erased on a connection of its own, so the store's connection goes on
+        serving reads meanwhile (WAL); an in-memory store has only the one."""
         db = self.db
-        with db.lock:
+        if db.path == ":memory:":
+            with db.lock:
+                return self._erase_on(db.conn, vacuum=vacuum)
+        conn = sqlite3.connect(db.name, isolation_level=None, check_same_thread=False, timeout=db.busy_timeout_s)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA secure_delete = ON")  # per connection: the merged-away pages are zeroed
+            return self._erase_on(conn, vacuum=vacuum)
+        finally:
+            conn.close()
+
+    def _erase_on(self, conn: sqlite3.Connection, *, vacuum: bool) -> bool:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                with db.transaction():
-                    db.write(MAINTENANCE, "INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
-                if vacuum:
-                    db.conn.execute("VACUUM")
-                busy = db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.Error as exc:
-                raise translate(exc, db.path) from exc
+                conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            if vacuum:
+                conn.execute("VACUUM")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise translate(exc, self.db.path) from exc
         try:
             self._purge_sidecar()
         except Exception as exc:  # noqa: BLE001 - apsw and OS errors of a file this store does not use
-            raise StoreError(f"{db.path}: the vector sidecar could not be purged ({type(exc).__name__}: {exc})") from exc
+            raise StoreError(f"{self.db.path}: the vector sidecar could not be purged ({type(exc).__name__}: {exc})") from exc
         return not busy
 
     def _purge_sidecar(self) -> None:
