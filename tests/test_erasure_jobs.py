@@ -203,6 +203,7 @@ def test_the_rest_api_names_the_job_and_serves_it(tmp_path):
     mem = Memory(open_store(tmp_path / "m.db"), clock=FixedClock(T0))
     writer = create_key(mem.store, tenant="acme", users=["alice"], role="writer")[1]
     reader = create_key(mem.store, tenant="acme", users=["alice"], role="reader")[1]
+    stranger = create_key(mem.store, tenant="globex", users=["*"], role="admin")[1]
     with TestClient(create_app(mem)) as c:
         auth = {"Authorization": f"Bearer {writer}"}
         fid = c.post("/v1/users/alice/facts", json={"content": f"The user's code word is {WORD}."},
@@ -214,4 +215,5 @@ def test_the_rest_api_names_the_job_and_serves_it(tmp_path):
         assert got.status_code == 200 and got.json()["state"] == "done" and "facts" in got.json()["tables"]
         assert c.get(f"/v1/erasure-jobs/{job}", headers={"Authorization": f"Bearer {reader}"}).status_code == 403
         assert c.get("/v1/erasure-jobs/no-such-job", headers=auth).status_code == 404
+        assert c.get(f"/v1/erasure-jobs/{job}", headers={"Authorization": f"Bearer {stranger}"}).status_code == 404
     mem.close()

@@ -28,6 +28,7 @@ RULES = {
     ("PUT", "/v1/users/{user}/preferences/{key}"): ("writer", True),
     ("POST", "/v1/users/{user}/messages"): ("writer", False),
     ("GET", "/v1/jobs/{job_id}"): ("reader", False),
+    ("GET", "/v1/erasure-jobs/{job_id}"): ("writer", False),
     ("GET", "/v1/users/{user}/export"): ("admin", True),
     ("GET", "/v1/users"): ("reader", False),
     ("GET", "/v1/me"): ("reader", False),

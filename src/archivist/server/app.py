@@ -484,7 +484,7 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         if not p.can("writer"):
             raise ApiError(403, "forbidden", f"this key's role ({p.role}) may not do that; it needs writer")
         job = memory.store.erasure_job(job_id)
-        if job is None:
+        if job is None or job.tenant != p.tenant:
             raise ApiError(404, "not found", f"no erasure job {job_id!r}")
         return job.as_dict()
 

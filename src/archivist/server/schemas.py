@@ -173,6 +173,7 @@ class Task(Out):
 
 class ErasureJob(Out):
     id: str
+    tenant: str
     state: Literal["pending", "running", "done", "failed"] = Field(
         description="failed: the eraser's note says why; `archivist purge` finishes it.")
     tables: list[str] = Field(description="The tables whose files it erases (never a user or their words).")

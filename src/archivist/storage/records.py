@@ -63,6 +63,7 @@ class ErasureJobRecord(NamedTuple):
     purge`` finishes it)."""
 
     id: str
+    tenant: str  # whose forget queued it: only that tenant's callers see it
     state: str
     tables: tuple[str, ...]
     whole_user: bool
@@ -72,6 +73,6 @@ class ErasureJobRecord(NamedTuple):
     note: str | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "state": self.state, "tables": list(self.tables), "whole_user": self.whole_user,
+        return {"id": self.id, "tenant": self.tenant, "state": self.state, "tables": list(self.tables), "whole_user": self.whole_user,
                 "attempts": self.attempts, "created_at": self.created_at.isoformat() if self.created_at else None,
                 "finished_at": self.finished_at.isoformat() if self.finished_at else None, "note": self.note}

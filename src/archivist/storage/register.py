@@ -151,7 +151,7 @@ TABLES: tuple[Table, ...] = (
     Table("embedding_cache", STORE, ()),  # keyed by tenant-keyed hashes of text, never by user
     Table("vector_meta", STORE, ()),
     Table("archivist_migrations", STORE, ()),
-    Table("erasure_jobs", STORE, ()),  # names tables, never a user
+    Table("erasure_jobs", STORE, ("tenant",)),  # names tables, never a user
     # derived rows, kept in step by the backend's parts
     Table("facts_fts", KEYWORDS, (), SQLITE),  # rowid = scope id << 36 | seq
     Table("keyword_docs", KEYWORDS, (), SQLITE),

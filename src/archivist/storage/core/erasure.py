@@ -33,7 +33,7 @@ LEASE = timedelta(minutes=30)  # a claim older than this was left by a process t
 MAX_ATTEMPTS = 5  # then the job is failed, with its note: ``archivist purge`` finishes it
 RETRY_SECONDS = 2.0  # before an unfinished erasure is tried again
 MODES = ("background", "inline")
-_COLUMNS = "id, state, tables, whole_user, attempts, created_at, finished_at, note"
+_COLUMNS = "id, tenant, state, tables, whole_user, attempts, created_at, finished_at, note"
 
 
 def _now() -> datetime:
@@ -48,12 +48,12 @@ class ErasureJobs(Scoped):
     _woken = False
 
     # -- the request path ---------------------------------------------------------
-    def _queue_erasure(self, tables, *, whole_user: bool) -> str:
+    def _queue_erasure(self, tenant: str, tables, *, whole_user: bool) -> str:
         """Inside the forget's transaction: the job commits with it, or neither does."""
         job = new_id()
-        self.db.write(MAINTENANCE, "INSERT INTO erasure_jobs (id, created_at, tables, whole_user, state, attempts) "
-                                   "VALUES (?, ?, ?, ?, 'pending', 0)",
-                      (job, self._ts(_now()), json.dumps(sorted(set(tables))), int(whole_user)))
+        self.db.write(MAINTENANCE, "INSERT INTO erasure_jobs (id, tenant, created_at, tables, whole_user, state, "
+                                   "attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0)",
+                      (job, tenant, self._ts(_now()), json.dumps(sorted(set(tables))), int(whole_user)))
         self.db.after_commit(self._wake_eraser)
         return job
 
@@ -203,8 +203,9 @@ def erasure_mode(mode: str) -> str:
 
 
 def _record(row) -> ErasureJobRecord:
-    job, state, tables, whole_user, attempts, created_at, finished_at, note = row
-    return ErasureJobRecord(id=job, state=state, tables=tuple(json.loads(tables)), whole_user=bool(whole_user),
+    job, tenant, state, tables, whole_user, attempts, created_at, finished_at, note = row
+    return ErasureJobRecord(id=job, tenant=tenant, state=state, tables=tuple(json.loads(tables)),
+                            whole_user=bool(whole_user),
                             attempts=attempts, created_at=as_time(created_at), finished_at=as_time(finished_at),
                             note=note)
 

@@ -67,7 +67,7 @@ class Forgetting(ErasureJobs):
                                       f"content_hash) VALUES (?, ?, ?, ?, 'forget', 'forgotten', '{_FORGET_NOTE}', ?, ?)",
                             (*params, self._ts(at), fact_id, chash))
             if counts:  # the files are erased off the request path (core.erasure), after this commits
-                counts.erasure_jobs.append(self._queue_erasure(FACT_TABLES, whole_user=False))
+                counts.erasure_jobs.append(self._queue_erasure(identity.tenant, FACT_TABLES, whole_user=False))
         return counts
 
     def _forget_cached(self, who, keys) -> int:
@@ -100,7 +100,8 @@ class Forgetting(ErasureJobs):
                                             for chunk in _chunks(sorted(keys), 500))
             for table in user_tables() + backend_user_tables(self.sql.name):
                 counts[table] = self._write(who, f"DELETE FROM {table} WHERE {owner}", params).rowcount
-            counts.erasure_jobs.append(self._queue_erasure(user_tables() + ("embedding_cache",), whole_user=True))
+            counts.erasure_jobs.append(self._queue_erasure(tenant, user_tables() + ("embedding_cache",),
+                                                            whole_user=True))
         return counts
 
 

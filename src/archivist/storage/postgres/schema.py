@@ -261,6 +261,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0010_erasure_jobs", """
     CREATE TABLE erasure_jobs (
         id          text PRIMARY KEY,
+        tenant      text NOT NULL,
         created_at  timestamptz NOT NULL,
         tables      text NOT NULL,
         whole_user  integer NOT NULL,

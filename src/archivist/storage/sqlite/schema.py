@@ -381,6 +381,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0017_erasure_jobs", """
     CREATE TABLE erasure_jobs (
         id          TEXT PRIMARY KEY,
+        tenant      TEXT NOT NULL,
         created_at  TEXT NOT NULL,
         tables      TEXT NOT NULL,
         whole_user  INTEGER NOT NULL,
