@@ -147,8 +147,7 @@ class Writer:
         compact text or its meaning (:mod:`archivist.index.signatures`), the same folded
         text first."""
         sig = Signatures.of(cand.content)
-        found = self.store.find_by_signatures(self.identity, text=[sig.text], meaning=[sig.meaning] if sig.meaning
-                                              else [], live_at=self.now)
+        found = self.store.find_by_signatures(self.identity, text=[sig.text], meaning=[sig.meaning], live_at=self.now)
         return sorted(found, key=lambda f: content_hash(f.content) != cand.content_hash)
 
     def _search(self, text: str, limit: int) -> list:
@@ -202,7 +201,7 @@ class Writer:
         the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it)."""
         core = Signatures.of(fact.content).core  # a contradiction by polarity shares the statement's core
         near = self.store.find_by_signatures(self.identity, core=[core], live_at=self.now,
-                                             statuses=(Status.COMMITTED,)) if core else []
+                                             statuses=(Status.COMMITTED,)) if core is not None else []
         if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
             near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
         seen: set[str] = set()

@@ -72,23 +72,24 @@ def statement_core(text: str) -> tuple[str, bool]:
     return re.sub(r"\s+", "", core), negated
 
 
-def _key(kind: str, form: str) -> str:
-    return hashlib.blake2b(f"{kind}\0{form}".encode(), digest_size=8).hexdigest()
+def _key(kind: str, form: str) -> int:
+    """A signed 64-bit hash (an integer column on every backend: 8 bytes a row)."""
+    return int.from_bytes(hashlib.blake2b(f"{kind}\0{form}".encode(), digest_size=8).digest(), "big", signed=True)
 
 
 class Signatures(NamedTuple):
     """The lookup keys of one statement; ``None`` where the statement has no such form."""
 
-    text: str  # compact text
-    meaning: str | None  # meaning words, numbers, negations (none without a word)
-    core: str | None  # the statement core, when it can take part in a polarity contradiction
+    text: int  # compact text
+    meaning: int | None  # meaning words, numbers, negations (none without a word)
+    core: int | None  # the statement core, when it can take part in a polarity contradiction
 
     @classmethod
     def of(cls, text: str) -> Signatures:
         words = meaning(text)
         core = polarity_core(text)
         return cls(_key("t", compact(text)), _key("m", repr(words)) if words[0] else None,
-                   _key("c", core) if core else None)
+                   _key("c", core) if core is not None else None)
 
 
 def polarity_core(text: str) -> str | None:

@@ -104,8 +104,8 @@ class Store(ABC):
 
     @abstractmethod
     def find_by_signatures(
-        self, identity: Identity, *, text: Sequence[str] = (), meaning: Sequence[str] = (),
-        core: Sequence[str] = (), live_at: datetime, statuses: Sequence[Status] = (Status.COMMITTED, Status.CANDIDATE),
+        self, identity: Identity, *, text: Sequence[int | None] = (), meaning: Sequence[int | None] = (),
+        core: Sequence[int | None] = (), live_at: datetime, statuses: Sequence[Status] = (Status.COMMITTED, Status.CANDIDATE),
     ) -> list[Fact]:
         """Unexpired facts of ``statuses`` sharing any of the given gate signatures
         (:class:`~archivist.index.signatures.Signatures`), newest first: the write gate's

@@ -86,7 +86,7 @@ NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
     "facts": ("category", "kind", "scope", "durability", "authority", "status", "source_type", "thread_id",
               "message_id", "extractor", "extractor_version", "last_confirmed_at", "valid_until", "supersedes",
               "valid_from", "recorded_at", "retired_at", "role",
-              "sig_text", "sig_meaning", "sig_core"),  # 64-bit hashes of folded forms (the gate's look-ups)
+              "sig_text", "sig_meaning", "sig_core"),  # 64-bit integer hashes of folded forms (the gate's look-ups)
     "profile_sections": ("section", "source_message_ids"),
     "audit": ("at", "action", "code", "fact_id", "message_id"),
     "scopes": (),

@@ -115,7 +115,7 @@ class FactRows(Scoped):
         status, status_params = self.sql.in_list("status", [Status(s).value for s in statuses])
         shared, params = [], []
         for column, keys in (("sig_text", text), ("sig_meaning", meaning), ("sig_core", core)):
-            keys = sorted({k for k in keys if k})
+            keys = sorted({k for k in keys if k is not None})
             if keys:  # one index look-up per kind of signature (an OR would scan the scope)
                 cond, values = self.sql.in_list(column, keys)
                 shared.append(f"SELECT seq FROM facts WHERE {scope} AND {column} IS NOT NULL AND {cond}")

@@ -250,9 +250,9 @@ MIGRATIONS: list[Migration] = [
     # the write gate's comparisons are equalities on folded forms of the text
     #     (archivist.index.signatures): the facts sharing one are found by index
     Migration("0009_gate_signatures", """
-    ALTER TABLE facts ADD COLUMN sig_text text;
-    ALTER TABLE facts ADD COLUMN sig_meaning text;
-    ALTER TABLE facts ADD COLUMN sig_core text;
+    ALTER TABLE facts ADD COLUMN sig_text bigint;
+    ALTER TABLE facts ADD COLUMN sig_meaning bigint;
+    ALTER TABLE facts ADD COLUMN sig_core bigint;
     CREATE INDEX facts_by_sig_text ON facts (tenant, user_id, agent, sig_text) WHERE sig_text IS NOT NULL;
     CREATE INDEX facts_by_sig_meaning ON facts (tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
     CREATE INDEX facts_by_sig_core ON facts (tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;

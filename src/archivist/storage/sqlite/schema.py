@@ -370,9 +370,9 @@ MIGRATIONS: list[Migration] = [
     # the write gate's comparisons are equalities on folded forms of the text
     #     (archivist.index.signatures): the facts sharing one are found by index
     Migration("0016_gate_signatures", """
-    ALTER TABLE facts ADD COLUMN sig_text TEXT;
-    ALTER TABLE facts ADD COLUMN sig_meaning TEXT;
-    ALTER TABLE facts ADD COLUMN sig_core TEXT;
+    ALTER TABLE facts ADD COLUMN sig_text INTEGER;
+    ALTER TABLE facts ADD COLUMN sig_meaning INTEGER;
+    ALTER TABLE facts ADD COLUMN sig_core INTEGER;
     CREATE INDEX facts_by_sig_text ON facts(tenant, user_id, agent, sig_text) WHERE sig_text IS NOT NULL;
     CREATE INDEX facts_by_sig_meaning ON facts(tenant, user_id, agent, sig_meaning) WHERE sig_meaning IS NOT NULL;
     CREATE INDEX facts_by_sig_core ON facts(tenant, user_id, agent, sig_core) WHERE sig_core IS NOT NULL;
