@@ -21,7 +21,8 @@ BEFORE = [  # already kept when the batch arrives
 
 MIXED = [
     {"content": "The user drinks green tea every morning!"},  # a near-duplicate of a kept fact (punctuation)
-    {"content": "Every morning the user drinks green tea."},  # the same meaning words, reordered
+    {"content": "The user drinks the green tea every morning."},  # the same words but for an article
+    {"content": "Every morning the user drinks green tea."},  # reordered: kept apart (a merge is consolidation's)
     {"content": "用户每天早上都喝绿茶。"},  # the same meaning, with an adverb
     {"content": "The user lives in Lisbon with two cats."},
     {"content": "the user lives in lisbon with two cats"},  # a duplicate of an item earlier in the batch
@@ -95,6 +96,7 @@ def test_a_mixed_batch_decides_as_one_item_at_a_time(stores):
     assert {"The user reads 20 pages before bed.", "The user reads 30 pages before bed.",
             "The user lives in Lisbon with three cats."} <= kept
     assert "the user lives in lisbon with two cats" not in {content for content, *_ in facts}
+    assert "Every morning the user drinks green tea." in kept
     assert "The user's editor is Helix." in kept and "The user's editor is Vim." not in kept
     assert "The user likes coffee." not in kept  # retired by the change
     assert not any("Tr0ub4dor" in (content or "") for *_, content in audit)
@@ -114,7 +116,7 @@ def test_duplicates_are_found_however_many_facts_the_scope_holds(tmp_path):
         scope.remember_many([{"content": f"The user visited the green tea museum in Hangzhou on trip {n}."}
                              for n in range(2000)] + [{"content": "The user visited the green tea museum."}])
         report = scope.remember_many([{"content": "the user VISITED the green-tea museum"},
-                                      {"content": "The green tea museum, the user visited."}])
+                                      {"content": "The user visited a green tea museum!"}])
         assert len(report.duplicates) == 2 and not report.saved
         assert {f.content for f in report.duplicate_of} == {"The user visited the green tea museum."}
         assert len(scope.facts()) == 2001
@@ -161,7 +163,7 @@ def test_a_store_kept_before_signatures_gets_them_on_opening(tmp_path):
     conn.close()
     with Memory.open(path, clock=FixedClock(T0)) as mem:
         scope = mem.scope(user="u")
-        assert len(scope.remember_many([{"content": "Every morning the user drinks green tea!"}]).duplicates) == 1
+        assert len(scope.remember_many([{"content": "The user drinks the green tea every morning!"}]).duplicates) == 1
         scope.remember("The user doesn't like coffee anymore.")
         assert "The user likes coffee." not in {f.content for f in scope.facts()}
         rows = sqlite3.connect(path).execute("SELECT status, sig_text IS NULL, sig_core IS NULL FROM facts").fetchall()

@@ -217,3 +217,60 @@ def test_the_rest_api_names_the_job_and_serves_it(tmp_path):
         assert c.get("/v1/erasure-jobs/no-such-job", headers=auth).status_code == 404
         assert c.get(f"/v1/erasure-jobs/{job}", headers={"Authorization": f"Bearer {stranger}"}).status_code == 404
     mem.close()
+
+
+def test_a_trace_assembled_before_a_forget_and_kept_after_it_is_not_kept(store_target):
+    """Red team: context() in another thread read the fact, the forget redacted the
+    traces, then the trace was written with the fact's words in it."""
+    mem = Memory(open_store(store_target), clock=FixedClock(T0))
+    s = mem.scope(user="alice")
+    fact = s.remember(f"The user visited {WORD} on holiday.")
+    assembled, go = threading.Event(), threading.Event()
+    keep = mem.store.put_trace
+
+    def late(*args, **kwargs):
+        assembled.set()
+        go.wait(60)
+        return keep(*args, **kwargs)
+
+    mem.store.put_trace = late
+    views = []
+    reader = threading.Thread(target=lambda: views.append(s.context("where did the user go on holiday?")))
+    reader.start()
+    assert assembled.wait(60)
+    s.forget(fact.id)
+    go.set()
+    reader.join(60)
+    (view,) = views
+    assert WORD in view.system  # the call read before the forget: its view stands
+    assert any(f["source"] == "trace_store" and "forgotten" in f["error"] for f in view.trace.failures)
+    assert WORD not in repr(s.traces()) and s.traces() == []
+    mem.store.put_trace = keep
+    assert_erased(store_target)
+    mem.close()
+
+
+def test_forgets_racing_context_calls_leave_no_trace_of_the_words(tmp_path):
+    path = tmp_path / "race.db"
+    mem = Memory(open_store(path), clock=FixedClock(T0))
+    s = mem.scope(user="alice")
+    s.remember_many([{"content": f"Filler fact {i} about gardening."} for i in range(200)])
+    for t in range(8):
+        fact = s.remember(f"The user visited Zqmark{t}x on holiday.")
+        stop = threading.Event()
+
+        def read():
+            while not stop.is_set():
+                s.context("where did the user go on holiday")
+
+        readers = [threading.Thread(target=read) for _ in range(2)]
+        for r in readers:
+            r.start()
+        s.forget(fact.id)
+        stop.set()
+        for r in readers:
+            r.join(60)
+        assert f"Zqmark{t}x" not in repr(s.traces(limit=1000))
+    mem.close()
+    data = file_bytes(path)
+    assert not [t for t in range(8) if f"Zqmark{t}x".encode() in data]

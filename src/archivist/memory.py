@@ -494,7 +494,8 @@ class _ContextMixin:
         """Store a context trace; one that cannot be kept never costs the call its view
         (the failure is added to the trace in hand)."""
         try:
-            self.memory.store.put_trace(self.identity, trace.id, trace.created_at, trace.as_dict())
+            self.memory.store.put_trace(self.identity, trace.id, trace.created_at, trace.as_dict(),
+                                        cites=getattr(trace, "cites", ()))
         except Exception as exc:
             trace.failures.append({"source": "trace_store", "error": f"{type(exc).__name__}: {exc}"})
 

@@ -131,6 +131,11 @@ class Item:
     tokens: int = 0
 
 
+def cited_facts(item: Item) -> tuple[str, ...]:
+    """The facts (and episodes) an item's text comes from."""
+    return tuple(item.meta.get("cites") or ((item.id,) if item.source.startswith(("memory:", "episode:")) else ()))
+
+
 # ------------------------------------------------------------------ trace
 
 
@@ -179,6 +184,9 @@ class ContextTrace:
     timings_ms: dict[str, float]
     summary: dict[str, Any] | None = None
     call: dict[str, Any] = field(default_factory=dict)
+    # the facts whose words the view or its entries carry: a trace is kept only while they
+    # all still exist (a forget that ran during the assembly has redacted traces already)
+    cites: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -487,6 +495,7 @@ class Assembler:
                 entries.append(TraceEntry(name, "-", name, 0, False, "source_failed", detail=str(error)))
                 items = []
             fetched[name] = items
+        cites = sorted({c for items in fetched.values() for it in items for c in cited_facts(it)})
         t_fetch = time.perf_counter()
 
         # filters: permission, freshness, trust, confidence, overrides, duplicates
@@ -625,6 +634,7 @@ class Assembler:
                                           item.breakdown, item.meta.get("note"), excerpt=excerpt_of(item)))
         done = time.perf_counter()
         view.trace.entries = entries
+        view.trace.cites = cites
         view.trace.planned = planned
         view.trace.failures = failures
         view.trace.overrides = [{"keys": ",".join(o.keys), "value": o.value, "phrase": o.phrase} for o in overrides]

@@ -115,7 +115,8 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
         sections = the_profile().sections
         return [
             Item("profile", f"profile:{name}", "profile", f"- {labels[name]}: {escape(sections[name].summary)}",
-                 score=float(len(PROFILE_SECTIONS) - i), owner=identity)
+                 score=float(len(PROFILE_SECTIONS) - i), owner=identity,
+                 meta={"cites": tuple(f for sentence in sections[name].sentences for f in sentence.facts)})
             for i, name in enumerate(PROFILE_SECTIONS) if name in sections and sections[name].summary.strip()
         ]
 

@@ -25,16 +25,39 @@ from ..model.attributes import about_someone_else
 from ..model.folding import compact, normalize, simplified
 from .text import query_terms
 
-_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+# a number as written: its sign, decimal point, separators and unit mark ("-5", "2.5", "1,500",
+# "1/12/1990", "1:30", "10.0.0.1", "50%"): "2.5 mg" and "25 mg" are two doses
+_NUMBERS = re.compile(r"(?:(?<![\w.])[-+])?\d+(?:[.,:/\-]\d+)*%?")
+# marks that change what a word means: "A+" / "A-", "C++" / "C#", ".NET", "$", "@"
+_MARKS = re.compile(r"[+#%$€£¥@&]|(?<=[^\W\d_])-(?![\w])|(?<![\w.])\.(?=[^\W\d_])")
 _NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
+# the only words a restatement may add or drop: articles and sentence particles. Every
+# other word counts, in its order: "prefers Python over Java" is not "prefers Java over
+# Python", "notifications on" not "off", "他的" not "她的".
+FILLERS = frozenset({"a", "an", "the", "都", "也", "了", "呢", "啊", "吧", "呀", "哦", "嘛"})
+
+
+def _folded_form(text: str) -> str:
+    return simplified(normalize(text))  # Traditional and Simplified characters read alike
 
 
 @functools.lru_cache(maxsize=8192)  # a candidate is compared with many stored facts; each is cut once
-def meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Meaning-bearing words (sorted, distinct), numbers and negations: "每天早上喝绿茶"
-    and "每天早上都喝绿茶" have one meaning, "深色" and "浅色" two."""
-    folded = normalize(text)
-    return tuple(sorted(set(query_terms(text)))), tuple(_NUMBERS.findall(folded)), tuple(_NEGATIONS.findall(folded))
+def text_form(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """The text without case, width, spacing and punctuation — but with its numbers and
+    meaningful marks as written: "The user likes tea." and "the user likes tea" are one
+    text, "takes 2.5 mg" and "takes 25 mg", "blood type A+" and "A-" are two."""
+    folded = _folded_form(text)
+    return compact(folded), tuple(_NUMBERS.findall(folded)), tuple(_MARKS.findall(folded))
+
+
+@functools.lru_cache(maxsize=8192)
+def meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The words in order (articles and particles aside), numbers, marks and negations:
+    "每天早上喝绿茶" and "每天早上都喝绿茶" have one meaning, "深色" and "浅色" two, and so
+    do two statements that name the same things in another order."""
+    folded = _folded_form(text)
+    words = tuple(query_terms(folded, stopwords=FILLERS, limit=10_000))
+    return words, tuple(_NUMBERS.findall(folded)), tuple(_MARKS.findall(folded)), tuple(_NEGATIONS.findall(folded))
 
 
 _SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
@@ -80,7 +103,7 @@ def _key(kind: str, form: str) -> int:
 class Signatures(NamedTuple):
     """The lookup keys of one statement; ``None`` where the statement has no such form."""
 
-    text: int  # compact text
+    text: int  # the text as written, spacing and punctuation aside (:func:`text_form`)
     meaning: int | None  # meaning words, numbers, negations (none without a word)
     core: int | None  # the statement core, when it can take part in a polarity contradiction
 
@@ -88,7 +111,7 @@ class Signatures(NamedTuple):
     def of(cls, text: str) -> Signatures:
         words = meaning(text)
         core = polarity_core(text)
-        return cls(_key("t", compact(text)), _key("m", repr(words)) if words[0] else None,
+        return cls(_key("t", repr(text_form(text))), _key("m", repr(words)) if words[0] else None,
                    _key("c", core) if core is not None else None)
 
 
@@ -101,4 +124,5 @@ def polarity_core(text: str) -> str | None:
     return core if len(core) >= 2 else None
 
 
-__all__ = ["EN_NEGATION", "ZH_NEGATION", "Signatures", "folded", "meaning", "polarity_core", "statement_core"]
+__all__ = ["EN_NEGATION", "FILLERS", "ZH_NEGATION", "Signatures", "folded", "meaning", "polarity_core", "statement_core",
+           "text_form"]

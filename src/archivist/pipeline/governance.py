@@ -44,7 +44,7 @@ from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidCandidate
-from ..index.signatures import meaning
+from ..index.signatures import meaning, text_form
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -531,7 +531,7 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
         same_key = next((f for f in known.similar if f.key is None and f.status is Status.COMMITTED
                          and infer_key(f.content) == c.key), None)
     if same_key is not None:
-        if compact(same_key.content) == compact(c.content) and not known.same_key_expired:
+        if text_form(same_key.content) == text_form(c.content) and not known.same_key_expired:
             return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {same_key.id}; nothing written, "
                             "confidence unchanged", c, same_key)
         if decision.action is Action.SAVE:
@@ -550,9 +550,13 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
 
 
 def is_near_duplicate(a: str, b: str) -> bool:
-    """The same statement: equal folded text, or the same meaning-bearing words (so
-    "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two)."""
-    if compact(a) == compact(b):
+    """The same statement: the same text spacing and punctuation aside, with the same
+    numbers and marks, or the same words in the same order but for articles and particles
+    (so "每天早上喝绿茶" and "每天早上都喝绿茶" are one fact, "深色" and "浅色" two, "2.5 mg" and
+    "25 mg" two, "Python over Java" and "Java over Python" two): see
+    :mod:`archivist.index.signatures`. A missed restatement costs a second card, which
+    consolidation can merge; a false one would lose a fact."""
+    if text_form(a) == text_form(b):
         return True
     ma, mb = meaning(a), meaning(b)
     return bool(ma[0]) and ma == mb

@@ -345,7 +345,9 @@ class Store(ABC):
         """Versioned like :meth:`put_preference`."""
 
     @abstractmethod
-    def put_trace(self, identity: Identity, trace_id: str, created_at: datetime, payload: dict) -> None: ...
+    def put_trace(self, identity: Identity, trace_id: str, created_at: datetime, payload: dict, *,
+                  cites: Sequence[str] = ()) -> None:
+        """Keep a trace; StoreConflict (nothing kept) if a fact of ``cites`` was forgotten meanwhile."""
 
     @abstractmethod
     def get_trace(self, identity: Identity, trace_id: str) -> dict | None: ...
