@@ -168,3 +168,62 @@ def test_a_store_kept_before_signatures_gets_them_on_opening(tmp_path):
         assert "The user likes coffee." not in {f.content for f in scope.facts()}
         rows = sqlite3.connect(path).execute("SELECT status, sig_text IS NULL, sig_core IS NULL FROM facts").fetchall()
         assert ("episode", 1, 1) in rows and all(not no_text for status, no_text, _ in rows if status != "episode")
+
+
+# the red team's pairs (issue 33): each second statement is another fact, never a duplicate
+NOT_THE_SAME = [
+    ("The user takes 2.5 mg of warfarin daily.", "The user takes 25 mg of warfarin daily."),
+    ("用户每天吃1.5片药。", "用户每天吃15片药。"), ("The user's rent is $1,500.", "The user's rent is $15.00."),
+    ("The user was born on 1/12/1990.", "The user was born on 11/2/1990."),
+    ("The user's class starts at 1:30.", "The user's class starts at 13:0."),
+    ("The user keeps the freezer at -5 degrees.", "The user keeps the freezer at 5 degrees."),
+    ("The user's blood type is A+.", "The user's blood type is A-."), ("The user codes in C++.", "The user codes in C#."),
+    ("The user codes in C.", "The user codes in C++."), ("The user works with .NET.", "The user works with NET."),
+    ("The user keeps notifications on.", "The user keeps notifications off."),
+    ("The user is over 18.", "The user is under 18."),
+    ("The user prefers Python over Java.", "The user prefers Java over Python."),
+    ("The user likes coffee, not tea.", "The user likes tea, not coffee."),
+    ("The user is not allergic to peanuts but is allergic to shellfish.",
+     "The user is not allergic to shellfish but is allergic to peanuts."),
+    ("用户对花生过敏，不对虾过敏。", "用户对虾过敏，不对花生过敏。"),
+    ("用户喜欢猫，不喜欢狗。", "用户喜欢狗，不喜欢猫。"), ("他的工作是老师。", "她的工作是老师。"),
+    ("The user was in Paris.", "The user is in Paris."), ("Alice's manager is Bob.", "Bob's manager is Alice."),
+]
+THE_SAME = [
+    ("用户喜欢喝咖啡。", "用戶喜歡喝咖啡。"), ("用户每天早上都喝绿茶。", "用戶每天早上都喝綠茶。"),
+    ("The user likes coffee.", "the user likes COFFEE"), ("The user likes coffee.", "User likes coffee!"),
+]
+
+
+@pytest.mark.parametrize("first,second", NOT_THE_SAME)
+def test_another_number_mark_word_or_order_is_another_fact(tmp_path, first, second):
+    with Memory.open(tmp_path / "n.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        report = scope.remember_many([{"content": first}, {"content": second}])
+        assert not report.duplicates, report.duplicates
+        assert {first, second} <= {f.content for f in scope.facts(include_history=True, include_candidates=True)}
+
+
+@pytest.mark.parametrize("first,second", THE_SAME)
+def test_a_restatement_in_other_characters_or_case_is_a_duplicate(tmp_path, first, second):
+    with Memory.open(tmp_path / "s.db", clock=FixedClock(T0)) as mem:
+        report = mem.scope(user="u").remember_many([{"content": first}, {"content": second}])
+        assert len(report.duplicates) == 1 and report.duplicate_of[0].content == first
+
+
+def test_an_explicit_statement_replaces_the_unconfirmed_candidate_it_restates(tmp_path):
+    with Memory.open(tmp_path / "c.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        guess = scope.remember("The user likes oolong tea.", kind="inference")
+        stated, outcome = scope.remember_with_outcome("The user likes oolong tea.")
+        assert outcome == "stored" and stated.status is Status.COMMITTED and stated.supersedes == guess.id
+        assert [f.content for f in scope.facts()] == ["The user likes oolong tea."]
+        assert scope.remember_with_outcome("The user likes oolong tea.")[1] == "duplicate"
+
+
+def test_cannot_contradicts_can(tmp_path):
+    with Memory.open(tmp_path / "k.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        scope.remember("The user can swim.")
+        scope.remember("The user cannot swim.")
+        assert [r["kind"] for r in scope.review_queue()] == ["conflict"]

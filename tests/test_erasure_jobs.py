@@ -177,8 +177,10 @@ def test_a_job_the_eraser_never_finishes_fails_with_its_note_and_purge_finishes_
     failed = job_when(mem.store, job, "failed")
     assert failed.attempts == erasure.MAX_ATTEMPTS and failed.note == "wal not truncated (readers active)"
     assert mem.store.erasure_jobs(open_only=True) == []
+    assert mem.store.wait_for_erasure(timeout=1) is False  # none open, but one failed: bytes may remain
     mem.store.eraser.after_forget = erase
     mem.store.purge()  # the maintenance command erases what is left
+    assert mem.store.wait_for_erasure(timeout=1) is True
     assert mem.store.erasure_job(job).state == "done" and WORD.encode() not in file_bytes(path)
     mem.close()
 

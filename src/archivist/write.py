@@ -173,6 +173,8 @@ class Writer:
                 for old in (decision.existing, *decision.retires):
                     self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
                     self._close_conflicts(old.id)
+                    if old.status is Status.CANDIDATE:  # a held candidate stated as a fact leaves the review queue
+                        self.release(old.id)
             self.store.insert_fact(fact)
             if fact.status is Status.COMMITTED:
                 self.committed.append(fact)

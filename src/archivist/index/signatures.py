@@ -30,7 +30,8 @@ from .text import query_terms
 _NUMBERS = re.compile(r"(?:(?<![\w.])[-+])?\d+(?:[.,:/\-]\d+)*%?")
 # marks that change what a word means: "A+" / "A-", "C++" / "C#", ".NET", "$", "@"
 _MARKS = re.compile(r"[+#%$€£¥@&]|(?<=[^\W\d_])-(?![\w])|(?<![\w.])\.(?=[^\W\d_])")
-_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b")
+_NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b|"
+                        r"\bcannot\b")
 # the only words a restatement may add or drop: articles and sentence particles. Every
 # other word counts, in its order: "prefers Python over Java" is not "prefers Java over
 # Python", "notifications on" not "off", "他的" not "她的".
@@ -61,7 +62,7 @@ def meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...
 
 
 _SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)
-EN_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.I)
+EN_NEGATION = re.compile(r"\b(?:not|never|no longer|cannot)\b|n't\b", re.I)
 _EN_AUX = re.compile(r"\b(?:do|does|did|is|are|am|was|were|ca|can|wo|will)\b", re.I)
 _EN_TAIL = re.compile(r"\b(?:any ?more|any longer|at all)\b|[.!。！]+$", re.I)
 ZH_NEGATION = re.compile(r"不再|再也不|从不|从来不|并不|并没有|没有|不|没")

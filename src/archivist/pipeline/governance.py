@@ -542,10 +542,14 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
         newest, *rest = sorted(known.group, key=lambda f: f.created_at, reverse=True)
         return Decision(Action.SUPERSEDE, "supersedes", f"a change of {newest.key!r} to {c.key!r} (replaces "
                         f"{newest.id}, kept as history)", c, newest, tuple(rest))
-    for fact in known.similar:
-        if (fact.key is None or c.key is None) and is_near_duplicate(c.content, fact.content):
-            return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {fact.id}; nothing written, "
-                            "confidence unchanged", c, fact)
+    same = [f for f in known.similar if (f.key is None or c.key is None) and is_near_duplicate(c.content, f.content)]
+    kept = next((f for f in same if f.status is not Status.CANDIDATE), None)
+    if kept is None and same and decision.action is Action.SAVE:  # said as a fact: it replaces the unconfirmed one
+        return Decision(Action.SUPERSEDE, "supersedes", f"states {same[0].id} (unconfirmed) as a fact (replaces it, "
+                        "kept as history)", c, same[0])
+    if kept or same:
+        return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {(kept or same[0]).id}; nothing "
+                        "written, confidence unchanged", c, kept or same[0])
     return decision
 
 

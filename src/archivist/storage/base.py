@@ -380,7 +380,7 @@ class Store(ABC):
 
     @abstractmethod
     def wait_for_erasure(self, timeout: float | None = None) -> bool:
-        """Block until no erasure job is open; False if ``timeout`` seconds passed first."""
+        """Block until no erasure job is open; False on timeout or if a job failed."""
 
     @abstractmethod
     def close(self) -> None: ...

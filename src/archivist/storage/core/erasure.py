@@ -68,15 +68,16 @@ class ErasureJobs(Scoped):
         return [_record(r) for r in rows]
 
     def wait_for_erasure(self, timeout: float | None = None) -> bool:
-        """Block until no erasure job is open (this process runs them meanwhile); False
-        if ``timeout`` seconds passed first."""
+        """Block until no erasure job is open (this process runs them meanwhile); True
+        when every job is done — False if ``timeout`` seconds passed first, or a job
+        failed (forgotten bytes may remain: its note says why, ``purge`` finishes it)."""
         deadline = None if timeout is None else _now() + timedelta(seconds=timeout)
         while self.erasure_jobs(open_only=True, limit=1):
             if deadline is not None and _now() >= deadline:
                 return False
             if not self._run_due():
                 threading.Event().wait(0.05)  # another thread or process holds them
-        return True
+        return not self.db.read(MAINTENANCE, "SELECT 1 FROM erasure_jobs WHERE state = 'failed' LIMIT 1")
 
     # -- the background worker ------------------------------------------------------
     def _wake_eraser(self) -> None:
