@@ -29,7 +29,8 @@ from archivist import FixedClock, Memory
 from archivist.model import Identity
 from archivist.pipeline.governance import GovernanceConfig, gate, parse_candidate, prejudge
 
-TARGET = 0.5  # governed ≥ half the raw insert rate (issue 33)
+TARGET = 0.5  # SQLite: governed ≥ half the raw insert rate in the same run (issue 33)
+PG_TARGET = 2_000  # PostgreSQL: governed facts/s
 
 
 def raw(mem: Memory, texts: list[str], batch: int) -> float:
@@ -111,9 +112,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for backend, raw_rate, gov_rate, c in rows:
         ratio = gov_rate / raw_rate
-        print(f"| {backend} | {raw_rate:,.0f} | {gov_rate:,.0f} | {ratio:.2f}× | ≥ {TARGET}× "
-              f"{'met' if ratio >= TARGET else 'not met'} | {c['saved']:,} / {c['candidates']:,} / "
-              f"{c['duplicates']:,} / {c['rejected']:,} |")
+        met = ratio >= TARGET if backend == "sqlite" else gov_rate >= PG_TARGET
+        target = f"≥ {TARGET}×" if backend == "sqlite" else f"≥ {PG_TARGET:,}/s"
+        print(f"| {backend} | {raw_rate:,.0f} | {gov_rate:,.0f} | {ratio:.2f}× | {target} {'met' if met else 'not met'} "
+              f"| {c['saved']:,} / {c['candidates']:,} / {c['duplicates']:,} / {c['rejected']:,} |")
 
 
 if __name__ == "__main__":
