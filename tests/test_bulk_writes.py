@@ -116,7 +116,7 @@ def test_duplicates_are_found_however_many_facts_the_scope_holds(tmp_path):
         scope.remember_many([{"content": f"The user visited the green tea museum in Hangzhou on trip {n}."}
                              for n in range(2000)] + [{"content": "The user visited the green tea museum."}])
         report = scope.remember_many([{"content": "the user VISITED the green-tea museum"},
-                                      {"content": "The user visited a green tea museum!"}])
+                                      {"content": "The user visited the green tea museum!"}])
         assert len(report.duplicates) == 2 and not report.saved
         assert {f.content for f in report.duplicate_of} == {"The user visited the green tea museum."}
         assert len(scope.facts()) == 2001
@@ -188,6 +188,14 @@ NOT_THE_SAME = [
     ("用户对花生过敏，不对虾过敏。", "用户对虾过敏，不对花生过敏。"),
     ("用户喜欢猫，不喜欢狗。", "用户喜欢狗，不喜欢猫。"), ("他的工作是老师。", "她的工作是老师。"),
     ("The user was in Paris.", "The user is in Paris."), ("Alice's manager is Bob.", "Bob's manager is Alice."),
+    # the second red team's: other dashes as signs, superscripts, symbols, emoji, in-word punctuation, "vitamin A"
+    ("The user's freezer is at −20 degrees.", "The user's freezer is at 20 degrees."),
+    ("The user's blood type is O−.", "The user's blood type is O."), ("The user takes 2³ mg.", "The user takes 23 mg."),
+    ("The user's score is < 100.", "The user's score is > 100."), ("The user pays ₹500.", "The user pays ₩500."),
+    ("The user plays in C♯.", "The user plays in C♭."), ("The user's pet is a 🐶.", "The user's pet is a 🐱."),
+    ("The user likes 🍎.", "The user likes."), ("The user takes vitamin A daily.", "The user takes the vitamin daily."),
+    ("The user's email is bob.smith@x.com.", "The user's email is bobsmith@x.com."),
+    ("The user likes हिंदी.", "The user likes हिदी."), ("The user takes .5 mg.", "The user takes 5 mg."),
 ]
 THE_SAME = [
     ("用户喜欢喝咖啡。", "用戶喜歡喝咖啡。"), ("用户每天早上都喝绿茶。", "用戶每天早上都喝綠茶。"),
@@ -219,6 +227,31 @@ def test_an_explicit_statement_replaces_the_unconfirmed_candidate_it_restates(tm
         assert outcome == "stored" and stated.status is Status.COMMITTED and stated.supersedes == guess.id
         assert [f.content for f in scope.facts()] == ["The user likes oolong tea."]
         assert scope.remember_with_outcome("The user likes oolong tea.")[1] == "duplicate"
+
+
+def test_an_explicit_statement_replaces_a_keyed_candidate_too(tmp_path):
+    with Memory.open(tmp_path / "k.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        scope.remember("I live in Porto.")
+        guess = scope.remember("I live in Lisbon.", kind="inference")
+        assert scope.remember_with_outcome("I live in Lisbon.")[1] == "stored"
+        assert scope.get(guess.id).status is Status.SUPERSEDED  # not left to be confirmed later
+        assert [f.content for f in scope.facts()] == ["I live in Lisbon."]
+
+
+def test_refusing_forgotten_words_does_not_write_them_back_into_the_audit(tmp_path):
+    """Red team: a client re-sending its history after a forget put the words back."""
+    with Memory.open(tmp_path / "a.db", clock=FixedClock(T0)) as mem:
+        scope = mem.scope(user="u")
+        turns = [{"id": "m1", "role": "user", "content": "I live in Qvzorbatown."}]
+        scope.learn(turns, thread_id="t1")
+        scope.forget(next(f for f in scope.facts() if "Qvzorbatown" in f.content).id)
+        scope.learn(turns, thread_id="t1")
+        assert "Qvzorbatown" not in repr(scope.audit(limit=1000)) and scope.facts() == []
+        assert mem.store.wait_for_erasure(timeout=60)
+    from conftest import file_bytes
+
+    assert b"Qvzorbatown" not in file_bytes(tmp_path / "a.db")
 
 
 def test_cannot_contradicts_can(tmp_path):

@@ -85,7 +85,10 @@ def test_jobs_pending_together_are_done_by_one_erasure(tmp_path):
     gate.set()
     assert mem.store.wait_for_erasure(timeout=60)
     assert {mem.store.erasure_job(j).state for j in [*jobs, *receipt.erasure_jobs]} == {"done"}
-    assert len(calls) <= 3 and True in calls  # the first one, then the rest at once (the user's among them)
+    # the first one ran alone; the four queued while it ran were claimed, and finished, together
+    # (a WAL a reader holds may make that group try again: still together)
+    assert True in calls and len({mem.store.erasure_job(j).finished_at
+                                  for j in [*jobs[1:], *receipt.erasure_jobs]}) == 1
     assert not any(WORD.encode() + str(n).encode() in file_bytes(path) for n in range(4))
     mem.close()
 
@@ -276,3 +279,23 @@ def test_forgets_racing_context_calls_leave_no_trace_of_the_words(tmp_path):
     mem.close()
     data = file_bytes(path)
     assert not [t for t in range(8) if f"Zqmark{t}x".encode() in data]
+
+
+def test_a_trace_showing_a_recalled_episode_is_not_kept_after_its_forget(tmp_path):
+    """Second red team: an episode shown as evidence is cited by the trace too."""
+    path = tmp_path / "ep.db"
+    mem = Memory(open_store(path), clock=FixedClock(T0))
+    s = mem.scope(user="alice")
+    s.learn([{"id": "u1", "role": "user", "content": f"I live in {WORD}."},
+             {"id": "a1", "role": "assistant", "content": f"Noted: you live in {WORD}, a lovely town."}],
+            thread_id="t1")
+    fact = next(f for f in s.facts() if WORD in f.content)
+    view = s.context(f"what did you say about {WORD}?", persist=False)
+    episodes = [c for c in view.trace.cites if c != fact.id]
+    assert episodes, "the view shows the turn as evidence"
+    s.forget(fact.id)
+    s.keep_trace(view.trace)  # kept after the forget: refused, it shows what is gone
+    assert s.traces() == [] and any(f["source"] == "trace_store" for f in view.trace.failures)
+    mem.close()
+    assert WORD.encode() not in file_bytes(path)
+

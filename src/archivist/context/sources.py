@@ -306,7 +306,7 @@ def episode_item(hit: Any) -> Item:
     meta = {"id": e.id, "source": f"episode:{e.role or 'unknown'}", "content": e.content,
             "observed_at": e.created_at.isoformat(), "said_by": said_by(e),
             "score": hit.score, "episode": True, "thread_id": e.provenance.thread_id,
-            "message_id": e.provenance.message_id}
+            "message_id": e.provenance.message_id, "cites": (e.id,)}
     item = evidence_item(meta, e.identity)
     item.breakdown = {k: round(v, 6) for k, v in hit.explanation.items()}
     return item

@@ -19,46 +19,71 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import unicodedata
 from typing import NamedTuple
 
 from ..model.attributes import about_someone_else
-from ..model.folding import compact, normalize, simplified
+from ..model.folding import normalize, simplified
 from .text import query_terms
 
-# a number as written: its sign, decimal point, separators and unit mark ("-5", "2.5", "1,500",
-# "1/12/1990", "1:30", "10.0.0.1", "50%"): "2.5 mg" and "25 mg" are two doses
-_NUMBERS = re.compile(r"(?:(?<![\w.])[-+])?\d+(?:[.,:/\-]\d+)*%?")
-# marks that change what a word means: "A+" / "A-", "C++" / "C#", ".NET", "$", "@"
-_MARKS = re.compile(r"[+#%$€£¥@&]|(?<=[^\W\d_])-(?![\w])|(?<![\w.])\.(?=[^\W\d_])")
+# a number as written: its sign, decimal point, separators and unit mark ("-5", ".5", "2.5",
+# "1,500", "1/12/1990", "1:30", "10.0.0.1", "50%"): "2.5 mg" and "25 mg" are two doses
+_NUMBERS = re.compile(r"(?:(?<![\w.])[-+])?(?:(?<!\w)\.)?\d+(?:[.,:/\-]\d+)*%?")
+# a sign that ends a word ("A-", "O−") or a dot that starts one (".NET")
+_EDGE_MARKS = re.compile(r"(?<=[^\W\d_])-(?!\w)|(?<![\w.])\.(?=[^\W\d_])")
 _NEGATIONS = re.compile(r"不|没|别|非|无|未|\bnot\b|\bno\b|\bnever\b|n't|\bnor\b|\bwithout\b|\bno longer\b|"
                         r"\bcannot\b")
-# the only words a restatement may add or drop: articles and sentence particles. Every
-# other word counts, in its order: "prefers Python over Java" is not "prefers Java over
-# Python", "notifications on" not "off", "他的" not "她的".
-FILLERS = frozenset({"a", "an", "the", "都", "也", "了", "呢", "啊", "吧", "呀", "哦", "嘛"})
+# every dash reads as a minus sign; superscript and subscript digits keep their place
+_DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"})
+_SCRIPTS = str.maketrans({**{c: f"^{i}" for i, c in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
+                          **{c: f"_{i}" for i, c in enumerate("₀₁₂₃₄₅₆₇₈₉")}, "⁺": "^+", "⁻": "^-"})
+_INTRA = frozenset(".-_/:'@")  # kept between two letters or digits: "bob.smith", "re-sent", "we'll"
+_KEPT_PUNCT = frozenset("#%&@‰*")
+# the only words a restatement may add or drop: "an", "the", "their" (the user's, in a
+# card about "the user") and the Chinese adverbs 都 and 也. Every other word counts, in its
+# order: "prefers Python over Java" is not "prefers Java over Python", "notifications on"
+# not "off", "his job" not "her job", "他的" not "她的", "vitamin A" not "the vitamin".
+FILLERS = frozenset({"an", "the", "their", "都", "也"})
 
 
 def _folded_form(text: str) -> str:
-    return simplified(normalize(text))  # Traditional and Simplified characters read alike
+    """Case, width and Traditional characters folded; dashes, super- and subscripts kept."""
+    return simplified(normalize(text.translate(_SCRIPTS))).translate(_DASHES)
+
+
+def _kept(ch: str) -> bool:
+    """Symbols (maths, currency, emoji, arrows), combining marks, and the punctuation
+    that says something (#, %, &, @): what a restatement cannot drop."""
+    category = unicodedata.category(ch)
+    return category[0] in "SM" or ch in _KEPT_PUNCT
+
+
+def _marks(folded: str) -> tuple[str, ...]:
+    return tuple(ch for ch in folded if _kept(ch)) + tuple(_EDGE_MARKS.findall(folded))
 
 
 @functools.lru_cache(maxsize=8192)  # a candidate is compared with many stored facts; each is cut once
 def text_form(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """The text without case, width, spacing and punctuation — but with its numbers and
-    meaningful marks as written: "The user likes tea." and "the user likes tea" are one
-    text, "takes 2.5 mg" and "takes 25 mg", "blood type A+" and "A-" are two."""
+    """The text without case, width, spacing and sentence punctuation, with everything
+    else as written — numbers, symbols, emoji, combining marks, and the dots, dashes and
+    apostrophes inside a word: "The user likes tea." and "the user likes tea" are one
+    text; "takes 2.5 mg" / "takes 25 mg", "A+" / "A-", "bob.smith@x" / "bobsmith@x",
+    "I like 🍎" / "I like" are two."""
     folded = _folded_form(text)
-    return compact(folded), tuple(_NUMBERS.findall(folded)), tuple(_MARKS.findall(folded))
+    last = len(folded) - 1
+    tight = "".join(ch for i, ch in enumerate(folded) if ch.isalnum() or _kept(ch) or (
+        ch in _INTRA and 0 < i < last and folded[i - 1].isalnum() and folded[i + 1].isalnum()))
+    return tight, tuple(_NUMBERS.findall(folded)), _marks(folded)
 
 
 @functools.lru_cache(maxsize=8192)
 def meaning(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The words in order (articles and particles aside), numbers, marks and negations:
+    """The words in order (:data:`FILLERS` aside), numbers, symbols and negations:
     "每天早上喝绿茶" and "每天早上都喝绿茶" have one meaning, "深色" and "浅色" two, and so
     do two statements that name the same things in another order."""
     folded = _folded_form(text)
     words = tuple(query_terms(folded, stopwords=FILLERS, limit=10_000))
-    return words, tuple(_NUMBERS.findall(folded)), tuple(_MARKS.findall(folded)), tuple(_NEGATIONS.findall(folded))
+    return words, tuple(_NUMBERS.findall(folded)), _marks(folded), tuple(_NEGATIONS.findall(folded))
 
 
 _SUBJECT = re.compile(r"^(?:the user(?:'s)?|user|用户|该用户|我)\s*", re.I)

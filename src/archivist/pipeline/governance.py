@@ -100,8 +100,9 @@ class Rejection:
         return cls(code, reason or exc.reason)
 
 
-# Codes whose text is never kept anywhere, not even in the audit trail: hash only.
-UNKEPT = frozenset({"transactional", "secret"})
+# Codes whose text is never kept anywhere, not even in the audit trail: hash only. Words
+# refused because the user had them forgotten are not written back by the refusal.
+UNKEPT = frozenset({"transactional", "secret", "forgotten"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -536,13 +537,17 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
                             "confidence unchanged", c, same_key)
         if decision.action is Action.SAVE:
             others = tuple(known.group) if is_change(c) else ()
+            guesses = tuple(f for f in known.similar if f.status is Status.CANDIDATE and f.key == c.key
+                            and is_near_duplicate(c.content, f.content))  # stated now: no longer to confirm
             return Decision(Action.SUPERSEDE, "supersedes", f"new value of {c.key!r} (replaces {same_key.id}, kept as "
-                            "history)", c, same_key, others)
+                            "history)", c, same_key, others + guesses)
     elif known.group and decision.action is Action.SAVE and is_change(c):
         newest, *rest = sorted(known.group, key=lambda f: f.created_at, reverse=True)
         return Decision(Action.SUPERSEDE, "supersedes", f"a change of {newest.key!r} to {c.key!r} (replaces "
                         f"{newest.id}, kept as history)", c, newest, tuple(rest))
-    same = [f for f in known.similar if (f.key is None or c.key is None) and is_near_duplicate(c.content, f.content)]
+    same = [f for f in known.similar if (f.key is None or c.key is None or (f.status is Status.CANDIDATE
+                                                                          and f.key == c.key))
+            and is_near_duplicate(c.content, f.content)]
     kept = next((f for f in same if f.status is not Status.CANDIDATE), None)
     if kept is None and same and decision.action is Action.SAVE:  # said as a fact: it replaces the unconfirmed one
         return Decision(Action.SUPERSEDE, "supersedes", f"states {same[0].id} (unconfirmed) as a fact (replaces it, "

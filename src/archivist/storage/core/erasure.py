@@ -147,13 +147,13 @@ class ErasureJobs(Scoped):
             note = self.eraser.after_forget(tables, whole_user=any(whole for _, _, whole, _ in claimed))
         except Exception as exc:  # noqa: BLE001 - recorded on the job; the forget itself stands
             note = f"{type(exc).__name__}: {exc}"
-        done = []
+        done, finished = [], self._ts(_now())  # one erasure: one end for all its jobs
         with self.transaction():
             for job, _, _, attempts in claimed:
                 state = "done" if note is None else "failed" if attempts >= MAX_ATTEMPTS else "pending"
                 self.db.write(MAINTENANCE, "UPDATE erasure_jobs SET state = ?, finished_at = ?, note = ? "
                                            "WHERE id = ? AND state = 'running'",
-                              (state, self._ts(_now()) if state != "pending" else None, note, job))
+                              (state, finished if state != "pending" else None, note, job))
                 if state == "done":
                     done.append(job)
         if note is not None:
