@@ -8,6 +8,8 @@ import uuid
 from collections import defaultdict
 from typing import Any
 
+_LETTERS = str.maketrans("0123456789", "ghijklmnop")
+
 KEY = "status"
 
 
@@ -27,7 +29,9 @@ def mixed_worker(target: str, worker: int, ops: int, users: list[str]) -> dict[s
             s = mem.scope(user=user)
             try:
                 if i % 5 in (0, 1):
-                    fact = s.remember(f"Worker {worker} op {i}: {user} noted item {uuid.uuid4().hex[:10]}.")
+                    # a unique tag in letters: a random run of digits can read as an identifier the gate refuses
+                    tag = uuid.uuid4().hex[:10].translate(_LETTERS)
+                    fact = s.remember(f"Worker {worker} op {i}: {user} noted item {tag}.")
                     written[user].append(fact.id)
                 elif i % 5 == 2:
                     fact = s.remember(f"Status of {user} set by worker {worker} at op {i}.", key=KEY)
