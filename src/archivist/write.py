@@ -144,7 +144,7 @@ class Writer:
 
     def _similar(self, cand: Candidate) -> list[Fact]:
         """Live facts and candidates that may state ``cand`` again: those sharing its
-        compact text or its meaning (:mod:`archivist.index.signatures`), the same folded
+        text or its meaning signature (:mod:`archivist.index.signatures`), the same folded
         text first."""
         sig = Signatures.of(cand.content)
         found = self.store.find_by_signatures(self.identity, text=[sig.text], meaning=[sig.meaning], live_at=self.now)
