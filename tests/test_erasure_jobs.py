@@ -24,6 +24,13 @@ T0 = "2026-01-01T00:00:00+00:00"
 WORD = "qvzerasurejobword"
 
 
+def with_fact(target, **store_options):
+    """A memory on ``target`` whose user alice said her locker code word: (memory, scope, fact)."""
+    mem = Memory(open_store(target, **store_options), clock=FixedClock(T0))
+    s = mem.scope(user="alice")
+    return mem, s, s.remember(f"The user's locker code word is {WORD}.")
+
+
 def job_when(store, job_id: str, state: str, timeout: float = 60.0):
     """Poll, without running anything: the background thread must do the work."""
     deadline = time.monotonic() + timeout
@@ -42,9 +49,7 @@ def assert_erased(store_target) -> None:
 
 
 def test_the_background_thread_erases_the_files_and_the_api_shows_nothing_meanwhile(store_target):
-    mem = Memory(open_store(store_target), clock=FixedClock(T0))
-    s = mem.scope(user="alice")
-    fact = s.remember(f"The user's locker code word is {WORD}.")
+    mem, s, fact = with_fact(store_target)
     gate, entered = threading.Event(), threading.Event()
     erase = mem.store.eraser.after_forget
 
@@ -87,17 +92,16 @@ def test_jobs_pending_together_are_done_by_one_erasure(tmp_path):
     assert {mem.store.erasure_job(j).state for j in [*jobs, *receipt.erasure_jobs]} == {"done"}
     # the first one ran alone; the four queued while it ran were claimed, and finished, together
     # (a WAL a reader holds may make that group try again: still together)
-    assert True in calls and len({mem.store.erasure_job(j).finished_at
-                                  for j in [*jobs[1:], *receipt.erasure_jobs]}) == 1
+    assert any(calls), "the user's job erases as a whole-user job"
+    ends = {mem.store.erasure_job(j).finished_at for j in [*jobs[1:], *receipt.erasure_jobs]}
+    assert len(ends) == 1, ends
     assert not any(WORD.encode() + str(n).encode() in file_bytes(path) for n in range(4))
     mem.close()
 
 
 def test_closing_finishes_the_open_jobs(tmp_path):
     path = tmp_path / "m.db"
-    mem = Memory(open_store(path), clock=FixedClock(T0))
-    s = mem.scope(user="alice")
-    fact = s.remember(f"The user's locker code word is {WORD}.")
+    mem, s, fact = with_fact(path)
     receipt = s.forget(fact.id)
     mem.close()  # a CLI process exits right after its forget: the erasure is done first
     assert WORD.encode() not in file_bytes(path)
@@ -107,9 +111,7 @@ def test_closing_finishes_the_open_jobs(tmp_path):
 
 def test_inline_erasure_is_done_when_the_forget_returns(tmp_path):
     path = tmp_path / "m.db"
-    mem = Memory(open_store(path, erasure="inline"), clock=FixedClock(T0))
-    s = mem.scope(user="alice")
-    fact = s.remember(f"The user's locker code word is {WORD}.")
+    mem, s, fact = with_fact(path, erasure="inline")
     receipt = s.forget(fact.id)
     assert {mem.store.erasure_job(j).state for j in receipt.erasure_jobs} == {"done"}
     assert WORD.encode() not in file_bytes(path)
@@ -153,9 +155,7 @@ def test_a_job_interrupted_by_a_kill_is_resumed_by_the_next_process(store_target
 
 def test_a_job_left_pending_is_resumed_on_open(tmp_path):
     path = tmp_path / "m.db"
-    mem = Memory(open_store(path), clock=FixedClock(T0))
-    s = mem.scope(user="alice")
-    fact = s.remember(f"The user's locker code word is {WORD}.")
+    mem, s, fact = with_fact(path)
     mem.store.eraser.after_forget = lambda tables, whole_user: "not now"  # every attempt leaves it open
     receipt = s.forget(fact.id)
     mem.store.close()  # a process that stopped with the job open (the close's own attempt fails too)
@@ -171,9 +171,7 @@ def test_a_job_the_eraser_never_finishes_fails_with_its_note_and_purge_finishes_
 
     monkeypatch.setattr(erasure, "RETRY_SECONDS", 0.01)
     path = tmp_path / "m.db"
-    mem = Memory(open_store(path), clock=FixedClock(T0))
-    s = mem.scope(user="alice")
-    fact = s.remember(f"The user's locker code word is {WORD}.")
+    mem, s, fact = with_fact(path)
     erase = mem.store.eraser.after_forget
     mem.store.eraser.after_forget = lambda tables, whole_user: "wal not truncated (readers active)"
     (job,) = s.forget(fact.id).erasure_jobs

@@ -135,10 +135,15 @@ class Signatures(NamedTuple):
 
     @classmethod
     def of(cls, text: str) -> Signatures:
-        words = meaning(text)
-        core = polarity_core(text)
-        return cls(_key("t", repr(text_form(text))), _key("m", repr(words)) if words[0] else None,
-                   _key("c", core) if core is not None else None)
+        return _signatures(text)
+
+
+@functools.lru_cache(maxsize=8192)  # a write asks for them three times: duplicates, the row, contradictions
+def _signatures(text: str) -> Signatures:
+    words = meaning(text)
+    core = polarity_core(text)
+    return Signatures(_key("t", repr(text_form(text))), _key("m", repr(words)) if words[0] else None,
+                      _key("c", core) if core is not None else None)
 
 
 def polarity_core(text: str) -> str | None:

@@ -128,16 +128,13 @@ class ContextRows(Scoped):
     def put_trace(self, identity, trace_id, created_at, payload, *, cites=()):
         self._ids(trace_id)
         with self.transaction():
-            # read as a write (the user's lock on PostgreSQL, the write lock on SQLite): a forget
-            # either committed before (its facts are gone here) or redacts this trace after
-            cites = sorted(set(cites))
-            present = set()
-            for start in range(0, len(cites), 500):
-                cond, values = self.sql.in_list("id", cites[start:start + 500])
-                present |= {r[0] for r in self._write(identity, f"SELECT id FROM facts WHERE {cond}", values)}
-            if len(present) < len(cites):
-                raise StoreConflict(f"trace {trace_id} not kept: {len(cites) - len(present)} fact(s) it shows were "
-                                    "forgotten while it was assembled")
+            # read in this write transaction (the user's lock on PostgreSQL, the write lock on
+            # SQLite): a forget either committed before (its facts are gone here) or redacts
+            # this trace after
+            missing = set(cites) - self._present(identity, list(cites))
+            if missing:
+                raise StoreConflict(f"trace {trace_id} not kept: {len(missing)} fact(s) it shows were forgotten "
+                                    "while it was assembled")
             self._write(identity, "INSERT INTO context_traces (id, tenant, user_id, agent, created_at, payload) "
                                   "VALUES (?, ?, ?, ?, ?, ?)",
                         (trace_id, identity.tenant, identity.user, identity.agent, self._ts(created_at),

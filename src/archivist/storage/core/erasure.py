@@ -18,6 +18,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 from ...errors import StoreError
@@ -43,7 +44,7 @@ def _now() -> datetime:
 class ErasureJobs(Scoped):
     erasure: str = "background"
     _worker: threading.Thread | None = None
-    _wanted: threading.Condition | None = None
+    _wanted: threading.Condition
     _closing = False
     _woken = False
 
@@ -76,7 +77,7 @@ class ErasureJobs(Scoped):
             if deadline is not None and _now() >= deadline:
                 return False
             if not self._run_due():
-                threading.Event().wait(0.05)  # another thread or process holds them
+                time.sleep(0.05)  # another thread or process holds them
         return not self.db.read(MAINTENANCE, "SELECT 1 FROM erasure_jobs WHERE state = 'failed' LIMIT 1")
 
     # -- the background worker ------------------------------------------------------
@@ -84,8 +85,6 @@ class ErasureJobs(Scoped):
         if self.erasure == "inline":
             self.run_erasure()
             return
-        if self._wanted is None:
-            self._wanted = threading.Condition()
         with self._wanted:
             if self._closing:
                 return
@@ -97,7 +96,9 @@ class ErasureJobs(Scoped):
                 self._worker.start()
 
     def _resume_erasure(self) -> None:
-        """On open: jobs a stopped process left open are taken up."""
+        """On open (every backend's constructor calls it): the worker's signal is made, and
+        jobs a stopped process left open are taken up."""
+        self._wanted = threading.Condition()
         if self.erasure_jobs(open_only=True, limit=1):
             self._wake_eraser()
 
@@ -169,12 +170,11 @@ class ErasureJobs(Scoped):
     def _stop_eraser(self) -> None:
         """Closing: the background thread stops, and the jobs still open are run here
         (a process about to exit finishes what its forgets started)."""
-        if self._wanted is not None:
-            with self._wanted:
-                self._closing = True
-                self._wanted.notify_all()
-            if self._worker is not None:
-                self._worker.join()
+        with self._wanted:
+            self._closing = True
+            self._wanted.notify_all()
+        if self._worker is not None:
+            self._worker.join()
         try:
             self.run_erasure()
         except Exception:  # noqa: BLE001 - they stay open: the next open resumes them

@@ -161,12 +161,7 @@ class FactRows(Scoped):
     def fact_ids_present(self, ids):
         from .backend import MAINTENANCE
 
-        found: set[str] = set()
-        ids = list(ids)
-        for start in range(0, len(ids), 500):
-            cond, values = self.sql.in_list("id", ids[start: start + 500])
-            found |= {r[0] for r in self._read(MAINTENANCE, f"SELECT id FROM facts WHERE {cond}", values)}
-        return found
+        return self._present(MAINTENANCE, list(ids))
 
     # -- profile and audit ------------------------------------------------------
     def get_profile(self, identity):

@@ -93,6 +93,16 @@ class Scoped:
         who = Access.of(identity) if isinstance(identity, Identity) else identity
         return self.db.read(who, sql, self._storable(params))
 
+    def _present(self, who: Identity | Access, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are fact rows, read as ``who`` (in a transaction, as a user: under
+        that user's write lock)."""
+        found: set[str] = set()
+        ids = sorted(set(ids))
+        for start in range(0, len(ids), 500):
+            cond, values = self.sql.in_list("id", ids[start: start + 500])
+            found |= {r[0] for r in self._read(who, f"SELECT id FROM facts WHERE {cond}", values)}
+        return found
+
     def _write(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()):
         who = Access.of(identity) if isinstance(identity, Identity) else identity
         return self.db.write(who, sql, self._storable(params))
