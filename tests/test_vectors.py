@@ -307,3 +307,43 @@ def test_cached_embedder_keeps_queries_apart_from_documents(tmp_path, e5):
     again = CachedEmbedder(e5, tmp_path / "cache.db")
     again.inner = None  # a cached query never reaches the model
     assert np.allclose(again.embed_query("a cat"), query)
+
+
+def test_hybrid_search_reads_its_keyword_pool_beside_the_vectors_and_inline_inside_a_transaction(db_path, clock):
+    """The keyword pool is read on a helper thread while the query is embedded; inside
+    an open transaction (whose lock a helper would wait for) it is read inline."""
+    from archivist.testing.embedders import HashEmbedder
+
+    mem = Memory.open(db_path, clock=clock, embedder=HashEmbedder())
+    scope = mem.scope(user="u")
+    scope.remember("My cat is called Miso.")
+    threads = []
+    original = mem.store.keyword_search
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    mem.store.keyword_search = recording
+    beside = scope.search("what is my cat called?", mode="hybrid")
+    finished = []
+
+    def inside():
+        with mem.store.transaction():
+            finished.append(scope.search("what is my cat called?", mode="hybrid"))
+
+    worker = threading.Thread(target=inside)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "a search inside a transaction waited for its own lock"
+    assert [h.fact.content for h in beside] == [h.fact.content for h in finished[0]] == ["My cat is called Miso."]
+    assert threads[0].startswith("archivist-search") and threads[1] == worker.name
+
+    def failing(*args, **kwargs):
+        raise InvalidInput("keyword pool failed")
+
+    mem.store.keyword_search = failing
+    with pytest.raises(InvalidInput, match="keyword pool failed"):
+        scope.search("what is my cat called?", mode="hybrid")
+    mem.close()
+    assert mem._helpers is None

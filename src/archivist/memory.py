@@ -11,13 +11,16 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
+import os
+import threading
 import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .clock import Clock, SystemClock, ensure_utc, parse_time
 from .context.assemble import Assembler, ContextRequest, ModelView
@@ -174,6 +177,7 @@ class ApplyReport:
         }
 
 
+T = TypeVar("T")
 MAX_QUERY_CHARS = 10_000
 SEARCHED_QUERY_CHARS = 2_000  # a longer query is searched by its first 2,000 characters (bounded work per query)
 def _summarizable(text: str, detect_grants: bool) -> str:
@@ -259,6 +263,8 @@ class Memory:
         self._holders: weakref.WeakSet[Any] = weakref.WeakSet()  # copies of user text outside the store
         self.closed = False
         self._when_closed: list[Any] = []  # background workers to stop on close (a store's TTL sweeper)
+        self._helpers: ThreadPoolExecutor | None = None  # see alongside()
+        self._helpers_lock = threading.Lock()
         self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
         if self.embedder is not None:
             stored = store.vector_model()
@@ -378,10 +384,31 @@ class Memory:
         """The tenant's LangGraph store items (the application's documents)."""
         return TenantItems(self.store, tenant)
 
+    def alongside(self, work: Callable[[], T]) -> Future[T]:
+        """``work()`` started on a helper thread, for the caller to collect with
+        ``.result()`` once its own part is done. Inline when a store transaction is open
+        (a helper would wait for the lock its caller holds) or the memory is closed."""
+        if self.store.in_transaction or self.closed:
+            done: Future[T] = Future()
+            try:
+                done.set_result(work())
+            except Exception as exc:
+                done.set_exception(exc)
+            return done
+        with self._helpers_lock:
+            if self._helpers is None:
+                self._helpers = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2),
+                                                   thread_name_prefix="archivist-search")
+            return self._helpers.submit(work)
+
     def close(self) -> None:
         self.closed = True
         for callback in self._when_closed:
             callback()
+        with self._helpers_lock:
+            helpers, self._helpers = self._helpers, None
+        if helpers is not None:
+            helpers.shutdown(wait=True)
         self.store.close()
 
     def when_closed(self, callback: Any) -> None:
@@ -1403,6 +1430,11 @@ class MemoryScope(_ContextMixin):
             return facts_first(ranking.rank(pool, now, wanted))[:k]
         hybrid = self.memory.hybrid
         size = hybrid.pool(wanted) * (hybrid.gather_factor if asks_for_all(query) else 1)
+        # the keyword pool is read while the query is embedded and the vectors are scanned
+        # (both release the GIL): a hybrid search costs the longer of the two, not their sum
+        keyword_pool = self.memory.alongside(
+            lambda: self._store.keyword_search(self.identity, terms, limit=size, live_at=now, statuses=statuses)
+            if mode == "hybrid" and terms else [])
         vector: list[tuple[Fact, float]] = []
         tail: list[tuple[Fact, float]] = []
         try:
@@ -1417,8 +1449,7 @@ class MemoryScope(_ContextMixin):
         except EmbedderError:
             if not (self.memory.vector_fallback and mode == "hybrid"):
                 raise
-        keyword = self._store.keyword_search(self.identity, terms, limit=size, live_at=now, statuses=statuses) \
-            if mode == "hybrid" and terms else []
+        keyword = keyword_pool.result()
         vectors = None
         if hybrid.mmr_lambda is not None:
             vectors = self._store.vectors_of(self.identity, [f.id for f, _ in vector] + [m.fact.id for m in keyword])

@@ -71,7 +71,7 @@ def _rank(seqs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float
     take = min(k, len(scores))
     if take <= 0:
         return []
-    top = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
+    top = np.argpartition(scores, len(scores) - take)[-take:] if take < len(scores) else np.arange(len(scores))
     top = top[np.lexsort((seqs[top], -scores[top]))]
     return [(int(seqs[i]), float(scores[i])) for i in top]
 

@@ -143,11 +143,13 @@ class HybridRanking:
             fused[fid] = rrf
         low, high = (min(fused.values()), max(fused.values())) if fused else (0.0, 0.0)
         spread = high - low
-        hits: list[SearchHit] = []
+        weights = {"relevance": self.w_relevance, "recency": self.w_recency, "importance": self.w_importance,
+                   "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period,
+                   "entities": self.w_entities, "only_asks": -self.w_only_asks}
+        scored: list[tuple[float, str, dict[str, float]]] = []
         for fid, fact in facts.items():
             if fact.confidence < self.confidence_floor:
                 continue
-            e = parts[fid]
             rrf = fused[fid]
             features = {
                 "relevance": (rrf - low) / spread if spread > 0 else 1.0,
@@ -155,9 +157,6 @@ class HybridRanking:
                 "importance": self.importance.get(fact.category, 0.5),
                 "confidence": fact.confidence,
             }
-            weights = {"relevance": self.w_relevance, "recency": self.w_recency, "importance": self.w_importance,
-                       "confidence": self.w_confidence, "dated": self.w_dated, "period": self.w_period,
-                       "entities": self.w_entities, "only_asks": -self.w_only_asks}
             if asks_when:
                 features["dated"] = 1.0 if mentions_time(fact.content) else 0.0
             if named:
@@ -167,10 +166,15 @@ class HybridRanking:
                 features["only_asks"] = 1.0 if only_asks(fact.content) else 0.0
             if periods:
                 features["period"] = 1.0 if any(p.overlaps(q) for p in fact_periods(fact) for q in periods) else 0.0
-            final = sum(weights[n] * v for n, v in features.items())
-            e.update(rrf=rrf, **features, **{f"{n}_contribution": weights[n] * v for n, v in features.items()})
+            scored.append((sum(weights[n] * v for n, v in features.items()), fid, features))
+        # the explanation is written out only for what can be returned (MMR may reach deeper)
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        hits: list[SearchHit] = []
+        for final, fid, features in scored if self.mmr_lambda is not None and vectors else scored[:k]:
+            e = parts[fid]
+            e.update(rrf=fused[fid], **features, **{f"{n}_contribution": weights[n] * v for n, v in features.items()})
             e["final"] = final
-            hits.append(SearchHit(fact, final, e))
+            hits.append(SearchHit(facts[fid], final, e))
         hits.sort(key=lambda h: (-h.score, h.fact.id))
         if self.mmr_lambda is not None and vectors:
             hits = self._mmr(hits, vectors, k)

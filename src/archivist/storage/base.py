@@ -65,6 +65,12 @@ class Store(ABC):
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction; nested use joins the outer one."""
 
+    @property
+    def in_transaction(self) -> bool:
+        """A write transaction is open (work handed to another thread would not see it,
+        or would wait for it)."""
+        return False
+
     # -- facts ------------------------------------------------------------
     @abstractmethod
     def insert_fact(self, fact: Fact) -> None:

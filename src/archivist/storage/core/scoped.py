@@ -115,3 +115,7 @@ class Scoped:
 
     def transaction(self):
         return self.db.transaction()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
