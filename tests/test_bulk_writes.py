@@ -156,7 +156,7 @@ def test_a_store_kept_before_signatures_gets_them_on_opening(tmp_path):
     conn = sqlite3.connect(path)  # back to the schema before 0016: no signature columns
     for statement in ("DROP INDEX facts_by_sig_text", "DROP INDEX facts_by_sig_meaning", "DROP INDEX facts_by_sig_core",
                       "ALTER TABLE facts DROP COLUMN sig_text", "ALTER TABLE facts DROP COLUMN sig_meaning",
-                      "ALTER TABLE facts DROP COLUMN sig_core", "DROP TABLE erasure_jobs",
+                      "ALTER TABLE facts DROP COLUMN sig_core", "DROP TABLE erasure_jobs", "DROP TABLE ingest_jobs",
                       "DELETE FROM archivist_migrations WHERE name >= '0016'"):
         conn.execute(statement)
     conn.commit()

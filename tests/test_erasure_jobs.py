@@ -90,11 +90,12 @@ def test_jobs_pending_together_are_done_by_one_erasure(tmp_path):
     gate.set()
     assert mem.store.wait_for_erasure(timeout=60)
     assert {mem.store.erasure_job(j).state for j in [*jobs, *receipt.erasure_jobs]} == {"done"}
-    # the first one ran alone; the four queued while it ran were claimed, and finished, together
-    # (a WAL a reader holds may make that group try again: still together)
+    # the first erasure took what was pending when the worker woke (the first forget, or the
+    # first two when the second committed before the claim); what queued while it ran was
+    # claimed, and finished, together (a WAL a reader holds may make a group try again: still together)
     assert any(calls), "the user's job erases as a whole-user job"
-    ends = {mem.store.erasure_job(j).finished_at for j in [*jobs[1:], *receipt.erasure_jobs]}
-    assert len(ends) == 1, ends
+    ends = {mem.store.erasure_job(j).finished_at for j in [*jobs, *receipt.erasure_jobs]}
+    assert len(ends) <= 2, ends  # one erasure each, at most two in all
     assert not any(WORD.encode() + str(n).encode() in file_bytes(path) for n in range(4))
     mem.close()
 

@@ -127,7 +127,7 @@ def test_every_table_of_either_backend_is_in_the_table_register(store_target):
 def test_row_level_security_guards_exactly_the_tables_the_register_names(pg_dsn):
     import psycopg
 
-    from archivist.storage.postgres import POLICY_TABLES_0001
+    from archivist.storage.postgres import POLICY_TABLES
     from archivist.storage.register import row_security_tables
 
     Memory.open(pg_dsn).close()
@@ -136,7 +136,7 @@ def test_row_level_security_guards_exactly_the_tables_the_register_names(pg_dsn)
                                               "ON n.oid = c.relnamespace WHERE n.nspname = 'public' "
                                               "AND c.relkind = 'r' AND c.relrowsecurity AND c.relforcerowsecurity")}
         with_policy = {r[0] for r in conn.execute("SELECT tablename FROM pg_policies WHERE schemaname = 'public'")}
-    assert guarded == with_policy == set(row_security_tables()) == set(POLICY_TABLES_0001)
+    assert guarded == with_policy == set(row_security_tables()) == set(POLICY_TABLES)
 
 
 def test_forgetting_a_user_empties_every_table_the_register_keys_by_user(store_target):

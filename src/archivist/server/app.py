@@ -379,7 +379,8 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
             if isinstance(exc, cls):
                 extra = {name: getattr(exc, name) for name in ("needed", "budget", "expected", "current", "code")
                          if isinstance(getattr(exc, name, None), int | str)}  # for clients that rebuild the error
-                return problem(status, title, str(exc), request.url.path, **extra)
+                retry = {"Retry-After": "1"} if status == 503 else None  # busy, not broken: try again shortly
+                return problem(status, title, str(exc), request.url.path, headers=retry, **extra)
         return problem(500, "internal error", type(exc).__name__, request.url.path)
 
     @app.exception_handler(ValueError)
@@ -560,19 +561,13 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         """Queue extraction of a conversation; poll the job for its report."""
         scope = scope_of(p, user, x_agent, "writer")
         job_id = new_id()
-        job = {"id": job_id, "status": "queued", "tenant": p.tenant, "user": user, "agent": scope.identity.agent,
-               "report": None}
+        job = {"id": job_id, "tenant": p.tenant, "user": user, "agent": scope.identity.agent}
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
 
         def run(job: dict[str, Any]) -> None:
-            job["status"] = "cancelled" if job.get("cancelled") else "running"
-            try:
-                # the profile is what every agent of the user sees: only a key for every agent changes it
-                job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor,
-                                            update_profile="*" in p.agents).as_dict()
-            except Exception as exc:  # reported on the job, never lost silently
-                job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
-                return
+            # the profile is what every agent of the user sees: only a key for every agent changes it
+            job["report"] = scope.learn(messages, thread_id=body.thread_id, extractor=extractor,
+                                        update_profile="*" in p.agents).as_dict()
             try:  # upkeep after the write, off the request: consolidation once its gate is open
                 plan = scope.consolidate()
                 job["consolidation"] = {"trigger": plan.trigger, "ran": plan.due}
@@ -672,4 +667,22 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
 
     app.openapi = document  # type: ignore[method-assign]
     app.router.on_shutdown.append(jobs.shutdown)
+    return app
+
+
+SERVE_ENV = "ARCHIVIST_SERVE"  # how `archivist serve --workers N` hands its settings to each worker process
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one worker process of ``archivist serve --workers N``: its own memory
+    (store connection, embedder, vector index) over the store the command named."""
+    import json
+    import os
+
+    from ..memory import Memory
+
+    settings = json.loads(os.environ[SERVE_ENV])
+    memory = Memory.open(settings["db"], embedder=settings.get("embedder"))
+    app = create_app(memory, allowed_hosts=settings.get("hosts"))
+    app.router.on_shutdown.append(memory.close)  # after the jobs were run out
     return app

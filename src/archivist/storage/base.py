@@ -13,10 +13,11 @@ an exception inside the block rolls everything back.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,15 @@ from ..model import (
     Status,
     TaskState,
 )
-from .records import ApiKeyRecord, ConsolidationRunRecord, ErasureJobRecord, GraphItemRow, ReviewItemRecord, Tombstone
+from .records import (
+    ApiKeyRecord,
+    ConsolidationRunRecord,
+    ErasureJobRecord,
+    GraphItemRow,
+    IngestJobRecord,
+    ReviewItemRecord,
+    Tombstone,
+)
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -387,6 +396,35 @@ class Store(ABC):
     @abstractmethod
     def wait_for_erasure(self, timeout: float | None = None) -> bool:
         """Block until no erasure job is open; False on timeout or if a job failed."""
+
+    # -- ingest jobs of a server, seen by each of its processes (storage.core.jobs) --
+    @abstractmethod
+    def add_ingest_job(self, identity: Identity, job_id: str, *, owner: str, at: datetime) -> None:
+        """A ``queued`` job of the scope, queued by the process ``owner``."""
+
+    @abstractmethod
+    def ingest_job(self, job_id: str) -> IngestJobRecord | None: ...
+
+    @abstractmethod
+    def ingest_jobs(self, tenant: str, user: str, *, status: str | None = None) -> list[IngestJobRecord]: ...
+
+    @abstractmethod
+    def start_ingest_job(self, job_id: str, *, owner: str) -> bool:
+        """``queued`` → ``running``; False if it was cancelled or is gone."""
+
+    @abstractmethod
+    def finish_ingest_job(self, identity: Identity, job_id: str, *, status: str, result: Mapping[str, Any],
+                          at: datetime, facts: Mapping[str, Sequence[str]] | None = None,
+                          quotes: Sequence[str] = ()) -> bool:
+        """The job's end and report, with words forgotten meanwhile taken out; False if
+        it was cancelled or is gone (nothing written)."""
+
+    @abstractmethod
+    def cancel_ingest_jobs(self, tenant: str, user: str) -> int:
+        """Flag the user's open jobs; the number flagged."""
+
+    @abstractmethod
+    def prune_ingest_jobs(self, *, ended_before: datetime, keep: int) -> int: ...
 
     @abstractmethod
     def close(self) -> None: ...

@@ -54,7 +54,8 @@ class GraphItemRow(NamedTuple):
     vectors: bytes | None
 
 
-__all__ = ["ApiKeyRecord", "ConsolidationRunRecord", "ErasureJobRecord", "GraphItemRow", "ReviewItemRecord", "Tombstone"]
+__all__ = ["ApiKeyRecord", "ConsolidationRunRecord", "ErasureJobRecord", "GraphItemRow", "IngestJobRecord",
+           "ReviewItemRecord", "Tombstone"]
 
 
 class ErasureJobRecord(NamedTuple):
@@ -76,3 +77,20 @@ class ErasureJobRecord(NamedTuple):
         return {"id": self.id, "tenant": self.tenant, "state": self.state, "tables": list(self.tables), "whole_user": self.whole_user,
                 "attempts": self.attempts, "created_at": self.created_at.isoformat() if self.created_at else None,
                 "finished_at": self.finished_at.isoformat() if self.finished_at else None, "note": self.note}
+
+
+class IngestJobRecord(NamedTuple):
+    """An ingest job of ``archivist serve`` (:mod:`archivist.storage.core.jobs`):
+    ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``. ``owner`` names the
+    process that queued or runs it; ``result`` holds its report once it ended."""
+
+    id: str
+    tenant: str
+    user: str
+    agent: str
+    status: str
+    cancelled: bool
+    owner: str
+    created_at: datetime | None
+    ended_at: datetime | None
+    result: dict | None

@@ -71,12 +71,14 @@ REGISTER: tuple[Copy, ...] = (
          "LangGraph store items (the application's documents)", "kept: not facts of archivist's"),
     Copy("tombstones", ("content_hash",), "hashes of forgotten words (never the words)",
          "a hash is added, so extraction does not bring the words back"),
+    Copy("ingest_jobs", ("result",), "what a background ingest of archivist serve saved or refused",
+         "the fact's words are redacted in the scope's reports; a report written after the forget leaves them out"),
 )
 
 OUTSIDE_THE_STORE: tuple[Copy, ...] = (
-    Copy("ingest job reports (archivist serve)", ("report",), "what a background ingest saved or refused",
-         "the fact's words are redacted in every report of the user (JobRunner.discard_words)",
-         "the user's reports are deleted and their jobs cancelled (JobRunner.discard_user)"),
+    Copy("running ingest jobs (archivist serve)", ("report",), "the report of a job still running, in its process",
+         "the fact's words are redacted in the user's running reports (JobRunner.discard_words)",
+         "the user's jobs are cancelled in every process and waited for (JobRunner.discard_user)"),
 )
 
 NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
@@ -106,6 +108,7 @@ NOT_USER_TEXT: dict[str, tuple[str, ...]] = {
     "keyword_scopes": (),
     "tombstones": (),
     "erasure_jobs": ("tables", "state", "claimed_at", "claimed_by", "finished_at", "note"),  # table names and the eraser's note
+    "ingest_jobs": ("status", "cancelled", "owner", "ended_at"),  # the report is the registered copy
 }
 
 
@@ -152,6 +155,7 @@ TABLES: tuple[Table, ...] = (
     Table("vector_meta", STORE, ()),
     Table("archivist_migrations", STORE, ()),
     Table("erasure_jobs", STORE, ("tenant",)),  # names tables, never a user
+    Table("ingest_jobs", STORE, USER, row_security=True),  # a job's report holds the user's words
     # derived rows, kept in step by the backend's parts
     Table("facts_fts", KEYWORDS, (), SQLITE),  # rowid = scope id << 36 | seq
     Table("keyword_docs", KEYWORDS, (), SQLITE),

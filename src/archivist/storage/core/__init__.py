@@ -19,11 +19,12 @@ from .backend import (
 from .context import ContextRows
 from .facts import FactRows
 from .forget import Forgetting
+from .jobs import IngestJobRows
 from .lifecycle import LifecycleRows
 from .migrate import Migration, MigrationTarget, migrate
 
 
-class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, Forgetting, Store):
+class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, IngestJobRows, Forgetting, Store):
     """A :class:`~archivist.storage.base.Store` over a backend's parts. A backend's
     constructor sets ``db``, ``sql``, ``keyword_index``, ``vector_store`` and ``eraser``."""
 

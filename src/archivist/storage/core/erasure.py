@@ -140,7 +140,7 @@ class ErasureJobs(Scoped):
                              "attempts = attempts + 1 WHERE state = 'pending' "
                              f"OR (state = 'running' AND (claimed_at < ? OR {dead})) "
                              "RETURNING id, tables, whole_user, attempts",
-                (self._ts(now), _CLAIMANT, self._ts(now - LEASE), *dead_params)).fetchall()
+                (self._ts(now), this_process(), self._ts(now - LEASE), *dead_params)).fetchall()
         if not claimed:
             return []
         tables = sorted({t for _, names, _, _ in claimed for t in json.loads(names)})
@@ -165,7 +165,7 @@ class ErasureJobs(Scoped):
         """Processes of this machine that claimed a job and are gone (killed mid-erasure):
         their jobs are taken up at once, not after the lease."""
         rows = self.db.read(MAINTENANCE, "SELECT DISTINCT claimed_by FROM erasure_jobs WHERE state = 'running'")
-        return [claimant for (claimant,) in rows if claimant and _gone(claimant)]
+        return [claimant for (claimant,) in rows if claimant and process_gone(claimant)]
 
     def _stop_eraser(self) -> None:
         """Closing: the background thread stops, and the jobs still open are run here
@@ -181,10 +181,13 @@ class ErasureJobs(Scoped):
             log.exception("erasure jobs left open at close; the next open resumes them")
 
 
-_CLAIMANT = f"{socket.gethostname()}:{os.getpid()}"
+def this_process() -> str:
+    """How a claim names its process (read at each claim: a forked worker is another)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _gone(claimant: str) -> bool:
+def process_gone(claimant: str) -> bool:
+    """The claimant is a process of this machine that no longer runs."""
     host, _, pid = claimant.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
         return False
@@ -211,4 +214,4 @@ def _record(row) -> ErasureJobRecord:
                             note=note)
 
 
-__all__ = ["LEASE", "MAX_ATTEMPTS", "MODES", "ErasureJobs", "erasure_mode"]
+__all__ = ["LEASE", "MAX_ATTEMPTS", "MODES", "ErasureJobs", "erasure_mode", "process_gone", "this_process"]

@@ -21,7 +21,8 @@ from .erasure import ErasureJobs
 
 _FORGET_NOTE = "forgotten at the user''s request"
 # tables a forget of one fact may change (the eraser cleans up after them)
-FACT_TABLES = ("facts", "audit", "context_traces", "session_summaries", "evidence", "embedding_cache", "tombstones")
+FACT_TABLES = ("facts", "audit", "context_traces", "session_summaries", "evidence", "embedding_cache", "tombstones",
+               "ingest_jobs")
 
 
 class Forgetting(ErasureJobs):
@@ -54,6 +55,7 @@ class Forgetting(ErasureJobs):
                 count("session_summaries (redacted)", self._redact("session_summaries", "payload", identity, quotes))
                 # evidence is the user's, whichever agent kept it
                 count("evidence (redacted)", self._redact("evidence", "content", identity, quotes, whole_user=True))
+                count("ingest_jobs (redacted)", self._redact("ingest_jobs", "result", identity, quotes))
                 cites = self.sql.json_array_has("cited_fact_ids")
                 count("session_summaries (marked stale)", self._write(
                     identity, f"UPDATE session_summaries SET stale_reason = ? WHERE {scope} "

@@ -13,7 +13,7 @@ from ..core.migrate import applied, check_known, migrate
 from .engine import APP_ROLE, PostgresEngine, PostgresMigrations, redact_dsn
 from .eraser import PostgresEraser
 from .keywords import PostgresKeywords
-from .schema import MIGRATIONS, POLICY_TABLES_0001, TS_CONFIG
+from .schema import MIGRATIONS, POLICY_TABLES, POLICY_TABLES_0001, TS_CONFIG
 from .vectors import PostgresVectors
 
 _BYPASSES_RLS = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
@@ -110,4 +110,4 @@ def _ensure_app_role(conn) -> None:
         conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {APP_ROLE}")
 
 
-__all__ = ["APP_ROLE", "MIGRATIONS", "POLICY_TABLES_0001", "TS_CONFIG", "PostgresStore", "redact_dsn"]
+__all__ = ["APP_ROLE", "MIGRATIONS", "POLICY_TABLES", "POLICY_TABLES_0001", "TS_CONFIG", "PostgresStore", "redact_dsn"]

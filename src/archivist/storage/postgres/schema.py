@@ -14,6 +14,7 @@ TS_CONFIG = "archivist_text"
 POLICY_TABLES_0001 = ("facts", "profile_sections", "audit", "evidence", "preferences", "task_states", "context_traces",
                       "tombstones", "session_summaries", "review_items", "consolidation_runs", "processed_messages",
                       "graph_items", "fact_vectors", "term_stats")
+POLICY_TABLES = (*POLICY_TABLES_0001, "ingest_jobs")  # every table a step put under row security
 
 MIGRATIONS: list[Migration] = [
     # everything the SQLite schema holds at its version 9, in PostgreSQL terms
@@ -273,5 +274,26 @@ MIGRATIONS: list[Migration] = [
         note        text
     );
     CREATE INDEX erasure_jobs_open ON erasure_jobs (state) WHERE state IN ('pending', 'running');
+    """),
+    # ingest jobs as rows: every worker process of a server sees every job (storage.core.jobs)
+    Migration("0011_ingest_jobs", """
+    CREATE TABLE ingest_jobs (
+        id         text PRIMARY KEY,
+        tenant     text NOT NULL,
+        user_id    text NOT NULL,
+        agent      text NOT NULL,
+        status     text NOT NULL,
+        cancelled  integer NOT NULL DEFAULT 0,
+        owner      text NOT NULL,
+        created_at timestamptz NOT NULL,
+        ended_at   timestamptz,
+        result     text
+    );
+    CREATE INDEX ingest_jobs_by_user ON ingest_jobs (tenant, user_id);
+    CREATE INDEX ingest_jobs_ended ON ingest_jobs (ended_at) WHERE ended_at IS NOT NULL;
+    ALTER TABLE ingest_jobs ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE ingest_jobs FORCE ROW LEVEL SECURITY;
+    CREATE POLICY ingest_jobs_scoped ON ingest_jobs USING (archivist_visible(tenant, user_id))
+        WITH CHECK (archivist_visible(tenant, user_id));
     """),
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "test_embedding_cache_and_forgetting_one_fact",
     "test_fact_rows_read_back_by_every_filter",
     "test_gate_signatures_find_what_the_gate_compares",
+    "test_ingest_jobs_are_rows_every_process_sees",
     "test_keys_users_and_what_an_export_lists",
     "test_langgraph_items_expire_touch_and_list",
     "test_lifecycle_rows",
@@ -254,3 +255,52 @@ def test_row_security_admits_only_the_rows_of_the_statements_access(backend):
         assert seen[Access("t2", "alice")] == ["The user's editor is Emacs."]
         assert seen[Access("t3", "x")] == []
         assert len(store.db.read(Access.tenant_wide("t1"), "SELECT content FROM facts")) == 2
+
+
+def test_ingest_jobs_are_rows_every_process_sees(backend):
+    """A server's ingest jobs: queued, started, finished with words forgotten meanwhile
+    taken out, cancelled by a forget, pruned, and gone with their user."""
+    with backend.memory() as mem:
+        store = mem.store
+        s = mem.scope("t1", "alice", "coder")
+        kept = s.remember("The user's editor is Helix.")
+        gone = s.remember("The user's locker code word is zebracorn.")
+        store.add_ingest_job(ALICE, "j1", owner="host:1", at=AT)
+        store.add_ingest_job(ALICE, "j2", owner="host:1", at=AT)
+        store.add_ingest_job(Identity("t1", "bob", "coder"), "j3", owner="host:1", at=AT)
+        assert [(j.id, j.status, j.cancelled) for j in store.ingest_jobs("t1", "alice")] == [
+            ("j1", "queued", False), ("j2", "queued", False)]
+        assert store.start_ingest_job("j1", owner="host:2") and not store.start_ingest_job("j1", owner="host:2")
+        assert store.ingest_job("j1").owner == "host:2" and store.ingest_job("no-such-job") is None
+        store.forget_fact(ALICE, [gone.id], at=AT)  # while j1 runs
+        result = {"report": {"saved": [{"id": kept.id, "content": kept.content},
+                                       {"id": gone.id, "content": gone.content}],
+                             "duplicates": [{"content": gone.content}]}}
+        assert store.finish_ingest_job(ALICE, "j1", status="done", result=result, at=AT + timedelta(seconds=1),
+                                       facts={kept.id: [kept.content], gone.id: [gone.content]},
+                                       quotes=[gone.content])
+        done = store.ingest_job("j1")
+        assert done.status == "done" and done.ended_at == AT + timedelta(seconds=1)
+        assert "zebracorn" not in str(done.result) and kept.content in str(done.result)
+        again = s.remember("The user's favourite tea is sencha.")
+        store.finish_ingest_job(ALICE, "j2", status="failed", at=AT, result={"error": "x", "report": {
+            "saved": [{"id": again.id, "content": again.content}, {"id": "f-gone", "content": "Tea at five."}]}},
+            facts={again.id: [again.content], "f-gone": ["Tea at five."]})
+        assert store.ingest_job("j2").status == "failed" and "Tea at five" not in str(store.ingest_job("j2").result)
+        assert "sencha" in str(store.ingest_job("j2").result)
+        store.forget_fact(ALICE, [again.id], at=AT)  # a forget after the job ended redacts its report
+        assert "sencha" not in str(store.ingest_job("j2").result)
+        store.add_ingest_job(ALICE, "j4", owner="host:1", at=AT)
+        store.add_ingest_job(ALICE, "j5", owner="host:1", at=AT)
+        assert store.start_ingest_job("j5", owner="host:1")
+        assert store.cancel_ingest_jobs("t1", "alice") == 2
+        assert store.ingest_job("j4").status == "cancelled" and not store.start_ingest_job("j4", owner="host:1")
+        assert not store.finish_ingest_job(ALICE, "j5", status="done", result={}, at=AT)  # cancelled: not kept
+        assert store.ingest_job("j5").status == "running" and store.ingest_job("j5").cancelled
+        with pytest.raises(ValueError):
+            store.finish_ingest_job(ALICE, "j5", status="running", result={}, at=AT)
+        assert store.prune_ingest_jobs(ended_before=AT + timedelta(seconds=1), keep=10) == 1  # j2 ended at AT
+        assert store.prune_ingest_jobs(ended_before=AT, keep=0) == 1  # j1, beyond the newest none
+        assert {j.id for j in store.ingest_jobs("t1", "alice")} == {"j4", "j5"}
+        store.forget_user("t1", "alice")
+        assert store.ingest_jobs("t1", "alice") == [] and store.ingest_job("j3").user == "bob"

@@ -1,0 +1,155 @@
+"""``archivist serve --workers N``: several processes over one store. Ingest jobs are
+rows, so a job queued through one worker is polled through any other; forgetting a user
+in one process stops that user's jobs in every process; a job whose process died reads
+as failed."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from archivist import Memory
+from archivist.model import Identity
+from archivist.server.jobs import STOPPED, JobRunner
+from archivist.server.keys import create_key
+
+
+def workers(pid: int) -> list[int]:
+    """The worker processes under a ``serve`` supervisor (not its resource tracker)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    kids = [int(c) for c in path.read_text().split()] if path.exists() else []
+    return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()
+            and b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
+
+
+@pytest.fixture
+def served(store_target):
+    """``archivist serve --workers 2`` on the store; yields (base URL, admin headers, pid)."""
+    db = store_target
+    secret = subprocess.run([sys.executable, "-m", "archivist.cli", "keys", "create", "--tenant", "acme", "--user", "*",
+                             "--role", "admin", "--db", db], capture_output=True, text=True, check=True).stdout.strip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "archivist.cli", "serve", "--db", db, "--port", str(port),
+                             "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200 and len(workers(proc.pid)) >= 2:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.1)
+        yield base, {"Authorization": f"Bearer {secret}"}, proc.pid
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def conversation(n: int, who: str) -> list[dict]:
+    said = [f"I work at {who}Corp as a data engineer.", f"I live in {who}ville now.", "I prefer tea over coffee."]
+    return [{"id": f"{who}-{i}", "role": "user" if i % 2 == 0 else "assistant",
+             "content": said[(i // 2) % 3] if i % 2 == 0 else "Noted."} for i in range(n)]
+
+
+def poll(base, headers, job_id, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # a new connection each time: the kernel hands it to either worker
+        r = httpx.get(f"{base}/v1/jobs/{job_id}", headers=headers, timeout=10)
+        assert r.status_code == 200, r.text
+        if r.json()["status"] not in ("queued", "running"):
+            return r.json()
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end")
+
+
+def test_two_workers_share_the_store_its_jobs_and_forgetting(served):
+    base, headers, pid = served
+    assert len(workers(pid)) == 2  # two worker processes under the supervisor
+    jobs = []
+    for n in range(6):
+        r = httpx.post(f"{base}/v1/users/u{n}/messages", json={"messages": conversation(6, f"U{n}x")},
+                       headers=headers, timeout=30)
+        assert r.status_code == 202, r.text
+        jobs.append(r.json()["job_id"])
+    for n, job in enumerate(jobs):
+        done = poll(base, headers, job)
+        assert done["status"] == "done" and done["user"] == f"u{n}", done
+        assert any(f"U{n}xCorp" in f["content"] for f in done["report"]["saved"])
+    for n in range(6):  # every worker reads what every other wrote
+        for _ in range(4):
+            facts = httpx.get(f"{base}/v1/users/u{n}/facts", headers=headers, timeout=10).json()
+            assert any(f"U{n}xCorp" in f["content"] for f in facts["items"]), facts
+    assert httpx.delete(f"{base}/v1/users/u0", headers=headers, timeout=60).status_code == 200
+    for _ in range(4):
+        assert httpx.get(f"{base}/v1/jobs/{jobs[0]}", headers=headers, timeout=10).status_code == 404
+        assert httpx.get(f"{base}/v1/users/u0/facts", headers=headers, timeout=10).json()["total"] == 0
+    assert httpx.get(f"{base}/v1/jobs/{jobs[1]}", headers=headers, timeout=10).json()["status"] == "done"
+
+
+def test_a_forget_in_one_process_stops_the_users_jobs_in_another(tmp_path):
+    """Two memories over one file stand for two worker processes: a job queued in one is
+    never started once the other forgot its user; one running there finds the flag when it
+    ends, and the user is forgotten again, so what it wrote does not bring the user back."""
+    path = tmp_path / "m.db"
+    here, there = Memory.open(path), Memory.open(path)
+    runner = JobRunner(here, workers=1)
+    other = JobRunner(there)  # the other process's runner (memories hold their runners weakly)
+    other.wait_on_forget = 0.2
+    entered, release, ran = threading.Event(), threading.Event(), []
+
+    def slow(job):
+        entered.set()
+        release.wait(30)
+        here.scope("acme", "alice").remember("Alice lives in Paris.")
+        job["report"], job["status"] = {"saved": []}, "done"
+
+    try:
+        runner.submit({"id": "j-run", "tenant": "acme", "user": "alice"}, slow)
+        runner.submit({"id": "j-queued", "tenant": "acme", "user": "alice"}, lambda job: ran.append(job["id"]))
+        assert entered.wait(10)
+        there.forget_user("acme", "alice")  # waits 0.2 s for the running job, then forgets
+        assert there.store.ingest_jobs("acme", "alice") == []
+        release.set()
+        runner.shutdown()
+        assert ran == [], "a job cancelled in another process started"
+        assert here.scope("acme", "alice").facts() == [] and there.scope("acme", "alice").facts() == []
+        assert runner.get("j-run") is None and runner.get("j-queued") is None
+    finally:
+        release.set()
+        here.close()
+        there.close()
+
+
+def test_a_job_whose_process_died_reads_as_failed(tmp_path):
+    mem = Memory.open(tmp_path / "m.db")
+    try:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-dead", owner=f"{socket.gethostname()}:{gone.pid}",
+                                 at=datetime.now(UTC))
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-live", owner=f"{socket.gethostname()}:{os.getpid()}",
+                                 at=datetime.now(UTC))
+        runner = JobRunner(mem)
+        dead, live = runner.get("j-dead"), runner.get("j-live")
+        assert dead["status"] == "failed" and dead["error"] == STOPPED
+        assert live["status"] == "queued" and "error" not in live
+    finally:
+        mem.close()
