@@ -153,3 +153,31 @@ def test_a_job_whose_process_died_reads_as_failed(tmp_path):
         assert live["status"] == "queued" and "error" not in live
     finally:
         mem.close()
+
+
+def test_writers_of_several_processes_take_turns_through_the_lock_file(tmp_path):
+    """A writer waits for the writers' lock another process holds, and gets a typed
+    StoreLocked past the busy timeout; the lock file stays empty."""
+    import fcntl
+
+    from archivist.errors import StoreLocked
+    from archivist.storage.sqlite.engine import SQLiteEngine
+
+    path = tmp_path / "m.db"
+    engine = SQLiteEngine(path, busy_timeout_ms=300)
+    holder = open(str(path) + "-lock", "rb")  # another process's turn
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    started = time.monotonic()
+    with pytest.raises(StoreLocked, match="another process kept writing"):
+        with engine.transaction():
+            pass
+    assert time.monotonic() - started >= 0.3
+    released = threading.Timer(0.2, lambda: fcntl.flock(holder, fcntl.LOCK_UN))
+    released.start()
+    engine.busy_timeout_s = 10
+    with engine.transaction():  # waits for the release, then writes
+        engine.conn.execute("CREATE TABLE t (x)")
+    released.join()
+    holder.close()
+    engine.close()
+    assert (tmp_path / "m.db-lock").stat().st_size == 0

@@ -296,6 +296,32 @@ class BodyLimit:
         await response(scope, None, send)
 
 
+class SecurityHeaders:
+    """ASGI: every response is never framed, never sniffed, and sends no referrer to
+    other sites (plain ASGI: a per-request middleware function costs a task and a
+    response copy on every call)."""
+
+    HEADERS = ((b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+               (b"referrer-policy", b"no-referrer"))
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in self.HEADERS if k not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 class HostAllowList:
     """ASGI: only requests whose Host names one of ``hosts`` (any port) are served;
     the others get a problem+json 400 (against DNS rebinding)."""
@@ -352,6 +378,7 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
                   docs_url=None, redoc_url=None, redirect_slashes=False)
     jobs = JobRunner(memory)  # forgetting a user reaches its queued and running jobs
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(BodyLimit, max_body=max_body)
     if allowed_hosts is not None:
         app.add_middleware(HostAllowList, hosts=allowed_hosts)
@@ -359,15 +386,6 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
     app.state.memory, app.state.jobs = memory, jobs
 
     # -- plumbing ---------------------------------------------------------------
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        """Every response: never framed, never sniffed, no referrer to other sites."""
-        response = await call_next(request)
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
-
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError):
         challenge = {"WWW-Authenticate": 'Bearer realm="archivist"'} if exc.status == 401 else None
