@@ -19,7 +19,6 @@ import pytest
 from archivist import Memory
 from archivist.model import Identity
 from archivist.server.jobs import STOPPED, JobRunner
-from archivist.server.keys import create_key
 
 
 def workers(pid: int) -> list[int]:
@@ -118,8 +117,8 @@ def test_a_forget_in_one_process_stops_the_users_jobs_in_another(tmp_path):
     def slow(job):
         entered.set()
         release.wait(30)
-        here.scope("acme", "alice").remember("Alice lives in Paris.")
-        job["report"], job["status"] = {"saved": []}, "done"
+        fact = here.scope("acme", "alice").remember("Alice lives in Paris.")
+        job["report"], job["status"] = {"saved": [fact.as_dict()]}, "done"
 
     try:
         runner.submit({"id": "j-run", "tenant": "acme", "user": "alice"}, slow)
@@ -147,6 +146,7 @@ def test_a_job_whose_process_died_reads_as_failed(tmp_path):
                                  at=datetime.now(UTC))
         mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-live", owner=f"{socket.gethostname()}:{os.getpid()}",
                                  at=datetime.now(UTC))
+        assert mem.store.start_ingest_job("j-dead", owner=f"{socket.gethostname()}:{gone.pid}")  # it was running
         runner = JobRunner(mem)
         dead, live = runner.get("j-dead"), runner.get("j-live")
         assert dead["status"] == "failed" and dead["error"] == STOPPED
@@ -181,3 +181,79 @@ def test_writers_of_several_processes_take_turns_through_the_lock_file(tmp_path)
     holder.close()
     engine.close()
     assert (tmp_path / "m.db-lock").stat().st_size == 0
+
+
+def test_what_the_user_writes_after_a_forget_returned_is_kept_when_an_overtaken_job_ends(tmp_path):
+    """Red-team case: a job still running when the forget (in another process) stopped
+    waiting ends later; what it wrote goes, and what the user wrote after the forget
+    returned stays."""
+    path = tmp_path / "m.db"
+    here, there = Memory.open(path), Memory.open(path)
+    runner, other = JobRunner(here, workers=1), JobRunner(there)
+    other.wait_on_forget = 0.2
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(job):
+        entered.set()
+        release.wait(30)
+        fact = here.scope("acme", "alice").remember("Alice's friend Quentin plays chess.")
+        job["report"], job["status"] = {"saved": [fact.as_dict()]}, "done"
+
+    try:
+        runner.submit({"id": "j-run", "tenant": "acme", "user": "alice"}, slow)
+        assert entered.wait(10)
+        there.forget_user("acme", "alice")
+        after = there.scope("acme", "alice").remember("Alice's friend Rosa plays go.")  # sent after the 200
+        release.set()
+        runner.shutdown()
+        kept = [f.content for f in here.scope("acme", "alice").facts()]
+        assert kept == [after.content], kept
+        assert [h.fact.content for h in there.scope("acme", "alice").search("friend plays")] == [after.content]
+    finally:
+        release.set()
+        here.close()
+        there.close()
+
+
+def test_a_user_forgotten_by_another_process_is_indexed_afresh(tmp_path):
+    """Red-team case: a worker that had served a user before another process forgot it
+    keeps indexing and finding the user's new facts (no remembered scope id of the old rows)."""
+    path = tmp_path / "m.db"
+    a, b = Memory.open(path), Memory.open(path)
+    try:
+        a.scope("acme", "alice").remember("Alice lives in Lyon.")
+        assert a.scope("acme", "alice").search("Lyon")
+        b.forget_user("acme", "alice")
+        b.scope("acme", "bob").remember("Bob lives in Oslo.")  # another scope takes the next id
+        a.scope("acme", "alice").remember("Alice lives in Porto.")
+        for mem in (a, b):
+            assert [h.fact.content for h in mem.scope("acme", "alice").search("lives")] == ["Alice lives in Porto."]
+            assert [h.fact.content for h in mem.scope("acme", "bob").search("lives")] == ["Bob lives in Oslo."]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_queued_job_of_a_stopped_process_says_it_never_ran_and_errors_do_not_name_the_store(tmp_path):
+    from archivist.errors import StoreConflict
+    from archivist.server.jobs import NEVER_RAN
+
+    mem = Memory.open(tmp_path / "m.db")
+    try:
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-q", owner=f"{socket.gethostname()}:{gone.pid}",
+                                 at=datetime.now(UTC))
+        runner = JobRunner(mem)
+        assert runner.get("j-q")["error"] == NEVER_RAN
+
+        def failing(job):
+            raise StoreConflict(f"{mem.store.path}: constraint failed")
+
+        runner.submit({"id": "j-f", "tenant": "acme", "user": "alice"}, failing)
+        runner.shutdown()
+        failed = runner.get("j-f")
+        assert failed["status"] == "failed" and str(tmp_path) not in failed["error"], failed
+        assert "constraint failed" in failed["error"]
+    finally:
+        mem.close()

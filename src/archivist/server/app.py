@@ -398,7 +398,8 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
                 extra = {name: getattr(exc, name) for name in ("needed", "budget", "expected", "current", "code")
                          if isinstance(getattr(exc, name, None), int | str)}  # for clients that rebuild the error
                 retry = {"Retry-After": "1"} if status == 503 else None  # busy, not broken: try again shortly
-                return problem(status, title, str(exc), request.url.path, headers=retry, **extra)
+                said = str(exc).replace(memory.store.path, "the store")  # where it lives is the server's business
+                return problem(status, title, said, request.url.path, headers=retry, **extra)
         return problem(500, "internal error", type(exc).__name__, request.url.path)
 
     @app.exception_handler(ValueError)
@@ -579,8 +580,9 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         """Queue extraction of a conversation; poll the job for its report."""
         scope = scope_of(p, user, x_agent, "writer")
         job_id = new_id()
-        job = {"id": job_id, "tenant": p.tenant, "user": user, "agent": scope.identity.agent}
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
+        job = {"id": job_id, "tenant": p.tenant, "user": user, "agent": scope.identity.agent,
+               "message_ids": [m["id"] for m in messages if m.get("id")]}  # what an undo looks for without a report
 
         def run(job: dict[str, Any]) -> None:
             # the profile is what every agent of the user sees: only a key for every agent changes it

@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ..model import Identity
+from ..errors import FactNotFound
+from ..model import Identity, Status
 from ..storage.core.erasure import process_gone, this_process
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ log = logging.getLogger("archivist.server.jobs")
 JOB_TTL = 3600.0  # seconds a finished job's report stays readable
 MAX_JOBS = 10_000  # reports kept at most
 STOPPED = "the server process running this job stopped before it finished; what it had committed is kept"
+NEVER_RAN = "the server process that queued this job stopped before running it; nothing was extracted: send it again"
 
 
 class JobRunner:
@@ -72,7 +74,7 @@ class JobRunner:
         job = {"id": row.id, "status": row.status, "tenant": row.tenant, "user": row.user, "agent": row.agent,
                "report": None, **(row.result or {})}
         if row.status in ("queued", "running") and process_gone(row.owner):
-            job.update(status="failed", error=STOPPED)
+            job.update(status="failed", error=STOPPED if row.status == "running" else NEVER_RAN)
         return job
 
     def submit(self, job: dict[str, Any], work: Callable[[dict[str, Any]], None]) -> None:
@@ -138,8 +140,9 @@ class JobRunner:
     def _run(self, job: dict[str, Any], work: Callable[[dict[str, Any]], None]) -> None:
         try:
             work(job)
-        except Exception as exc:  # reported on the job, never lost silently
-            job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - reported on the job, never lost silently
+            # the store's location is the server's business, not the caller's
+            job["status"], job["error"] = "failed", f"{type(exc).__name__}: {exc}".replace(self._store.path, "the store")
         with self._lock:  # discard_words scrubs under this lock: the result read here is current
             result = {k: job[k] for k in ("report", "error", "consolidation") if job.get(k) is not None}
             facts, quotes = _words(result)
@@ -153,8 +156,26 @@ class JobRunner:
                                                  result={"error": f"its report could not be stored: "
                                                                   f"{type(exc).__name__}: {exc}"})
         if not kept or job.get("cancelled"):  # its user was forgotten while it ran: its writes go too
-            self._memory.forget_user(job["tenant"], job["user"], discard_held=False)
+            self._undo(job)
         self._store.prune_ingest_jobs(ended_before=self._now() - timedelta(seconds=self.ttl), keep=self.max_jobs)
+
+    def _undo(self, job: dict[str, Any]) -> None:
+        """A forget of the job's user overtook it (it ran past the forget's wait): what the
+        job wrote goes — the facts and episodes its report names, or, without a report,
+        those from its messages — and nothing the user wrote after the forget returned."""
+        scope = self._memory.scope(job["tenant"], job["user"], job.get("agent", "default"))
+        written = _written(job.get("report"))
+        if job.get("report") is None and job.get("message_ids"):
+            written |= {f.id for f in self._store.list_facts(scope.identity, statuses=tuple(Status), limit=None,
+                                                             message_ids=job["message_ids"])}
+        if job.get("report") is None and not job.get("message_ids"):  # nothing says what it wrote
+            self._memory.forget_user(job["tenant"], job["user"], discard_held=False)
+            return
+        for fact_id in sorted(written):
+            try:
+                scope.forget(fact_id)
+            except FactNotFound:
+                pass  # the forget took it already
 
     def discard_user(self, tenant: str, user: str, timeout: float | None = None) -> int:
         """Cancel the user's jobs in every process, wait for the running ones; the store's
@@ -219,6 +240,16 @@ class JobRunner:
 
 def _identity(job: dict[str, Any]) -> Identity:
     return Identity(job["tenant"], job["user"], job.get("agent", "default"))
+
+
+def _written(report: Any) -> set[str]:
+    """The ids of the facts and episodes an extraction report says it wrote."""
+    if not isinstance(report, dict):
+        return set()
+    ids = {f["id"] for part in ("saved", "candidates") for f in report.get(part) or () if isinstance(f, dict)}
+    ids |= {e for e in report.get("episodes") or () if isinstance(e, str)}
+    ids |= {h["fact_id"] for h in report.get("held") or () if isinstance(h, dict) and "fact_id" in h}
+    return ids
 
 
 def _words(result: Any) -> tuple[dict[str, list[str]], list[str]]:

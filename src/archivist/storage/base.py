@@ -13,11 +13,10 @@ an exception inside the block rolls everything back.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -33,12 +32,11 @@ from ..model import (
     Status,
     TaskState,
 )
+from .background import BackgroundWork
 from .records import (
     ApiKeyRecord,
     ConsolidationRunRecord,
-    ErasureJobRecord,
     GraphItemRow,
-    IngestJobRecord,
     ReviewItemRecord,
     Tombstone,
 )
@@ -64,7 +62,7 @@ class KeywordMatch:
         return -self.bm25 + self.bonus
 
 
-class Store(ABC):
+class Store(BackgroundWork, ABC):
     # Reads wait on a server: the assembler runs its store sources concurrently. An
     # in-process store (SQLite) holds the GIL while it reads, so there they run in turn.
     concurrent_reads: bool = False
@@ -381,50 +379,6 @@ class Store(ABC):
         rewritten. A backend that erases at forget time (SQLite, with ``secure_delete``)
         has nothing to do unless ``full`` asks for a compacting rewrite."""
         return []
-
-    # -- erasure after a forget, off the request path (storage.core.erasure) ------
-    @abstractmethod
-    def erasure_job(self, job_id: str) -> ErasureJobRecord | None: ...
-
-    @abstractmethod
-    def erasure_jobs(self, *, open_only: bool = False, limit: int = 100) -> list[ErasureJobRecord]: ...
-
-    @abstractmethod
-    def run_erasure(self, *, failed_too: bool = False) -> list[str]:
-        """Run the open erasure jobs now (the background thread does too); the ids done."""
-
-    @abstractmethod
-    def wait_for_erasure(self, timeout: float | None = None) -> bool:
-        """Block until no erasure job is open; False on timeout or if a job failed."""
-
-    # -- ingest jobs of a server, seen by each of its processes (storage.core.jobs) --
-    @abstractmethod
-    def add_ingest_job(self, identity: Identity, job_id: str, *, owner: str, at: datetime) -> None:
-        """A ``queued`` job of the scope, queued by the process ``owner``."""
-
-    @abstractmethod
-    def ingest_job(self, job_id: str) -> IngestJobRecord | None: ...
-
-    @abstractmethod
-    def ingest_jobs(self, tenant: str, user: str, *, status: str | None = None) -> list[IngestJobRecord]: ...
-
-    @abstractmethod
-    def start_ingest_job(self, job_id: str, *, owner: str) -> bool:
-        """``queued`` → ``running``; False if it was cancelled or is gone."""
-
-    @abstractmethod
-    def finish_ingest_job(self, identity: Identity, job_id: str, *, status: str, result: Mapping[str, Any],
-                          at: datetime, facts: Mapping[str, Sequence[str]] | None = None,
-                          quotes: Sequence[str] = ()) -> bool:
-        """The job's end and report, with words forgotten meanwhile taken out; False if
-        it was cancelled or is gone (nothing written)."""
-
-    @abstractmethod
-    def cancel_ingest_jobs(self, tenant: str, user: str) -> int:
-        """Flag the user's open jobs; the number flagged."""
-
-    @abstractmethod
-    def prune_ingest_jobs(self, *, ended_before: datetime, keep: int) -> int: ...
 
     @abstractmethod
     def close(self) -> None: ...

@@ -379,35 +379,16 @@ MIGRATIONS: list[Migration] = [
     """, fill=fill_signatures),
     # erasure after a forget runs off the request path, as durable jobs (storage.core.erasure)
     Migration("0017_erasure_jobs", """
-    CREATE TABLE erasure_jobs (
-        id          TEXT PRIMARY KEY,
-        tenant      TEXT NOT NULL,
-        created_at  TEXT NOT NULL,
-        tables      TEXT NOT NULL,
-        whole_user  INTEGER NOT NULL,
-        state       TEXT NOT NULL,
-        attempts    INTEGER NOT NULL DEFAULT 0,
-        claimed_at  TEXT,
-        claimed_by  TEXT,
-        finished_at TEXT,
-        note        TEXT
-    );
+    CREATE TABLE erasure_jobs (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, created_at TEXT NOT NULL,
+        tables TEXT NOT NULL, whole_user INTEGER NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        claimed_at TEXT, claimed_by TEXT, finished_at TEXT, note TEXT);
     CREATE INDEX erasure_jobs_open ON erasure_jobs(state) WHERE state IN ('pending', 'running');
     """),
     # ingest jobs as rows: every worker process of a server sees every job (storage.core.jobs)
     Migration("0018_ingest_jobs", """
-    CREATE TABLE ingest_jobs (
-        id         TEXT PRIMARY KEY,
-        tenant     TEXT NOT NULL,
-        user_id    TEXT NOT NULL,
-        agent      TEXT NOT NULL,
-        status     TEXT NOT NULL,
-        cancelled  INTEGER NOT NULL DEFAULT 0,
-        owner      TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        ended_at   TEXT,
-        result     TEXT
-    );
+    CREATE TABLE ingest_jobs (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user_id TEXT NOT NULL, agent TEXT NOT NULL,
+        status TEXT NOT NULL, cancelled INTEGER NOT NULL DEFAULT 0, owner TEXT NOT NULL, created_at TEXT NOT NULL,
+        ended_at TEXT, result TEXT);
     CREATE INDEX ingest_jobs_by_user ON ingest_jobs(tenant, user_id);
     CREATE INDEX ingest_jobs_ended ON ingest_jobs(ended_at) WHERE ended_at IS NOT NULL;
     """),

@@ -24,31 +24,28 @@ def scope_range(scope_id: int) -> tuple[int, int]:
 
 
 class Scopes:
+    """Ids are read from the table every time, never cached: another process (a server's
+    other worker, a CLI forget) may delete a user's scopes, and a new scope of that user
+    then has a new id; a cached old id would index the user's new facts where no search
+    looks."""
+
     def __init__(self, db: SQLiteEngine) -> None:
         self.db = db
-        self._ids: dict[tuple[str, str, str], int] = {}
 
     def id(self, identity: Identity, *, create: bool = False) -> int | None:
-        """The scope's id; created on first write. Only ids read outside a transaction
-        are cached, so a rolled-back id is never remembered."""
+        """The scope's id; created on first write."""
         key = (identity.tenant, identity.user, identity.agent)
-        cached = self._ids.get(key)
-        if cached is not None:
-            return cached
         with self.db.lock:
             row = self.db.conn.execute("SELECT id FROM scopes WHERE tenant = ? AND user_id = ? AND agent = ?",
                                        key).fetchone()
-            if row is None:
-                if not create:
-                    return None
-                return self.db.write(Access.of(identity), "INSERT INTO scopes (tenant, user_id, agent) "
-                                                          "VALUES (?, ?, ?) RETURNING id", key).fetchone()[0]
-            if not self.db.in_transaction:
-                self._ids[key] = row[0]
-            return row[0]
+            if row is not None:
+                return row[0]
+            if not create:
+                return None
+            return self.db.write(Access.of(identity), "INSERT INTO scopes (tenant, user_id, agent) "
+                                                      "VALUES (?, ?, ?) RETURNING id", key).fetchone()[0]
 
     def of_user(self, tenant: str, user: str) -> list[int]:
-        """The user's scope ids; forgets their cached ids (the rows go with the user)."""
-        self._ids = {k: v for k, v in self._ids.items() if (k[0], k[1]) != (tenant, user)}
+        """The user's scope ids."""
         return [r[0] for r in self.db.write(Access(tenant, user), "SELECT id FROM scopes WHERE tenant = ? "
                                                                    "AND user_id = ?", (tenant, user)).fetchall()]
