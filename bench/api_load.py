@@ -133,10 +133,13 @@ def served(db: str, workers: int, clients: int, requests: int) -> dict:
             return c.post(f"/v1/users/{user}/search", json={"query": text, "k": 5}).status_code == 200
         return c.post(f"/v1/users/{user}/context", json={"query": text, "budget": 3000}).status_code == 200
 
-    # warm every worker (models load on first use), then measure
+    # warm every worker (models load on first use) on connections of their own, which the
+    # kernel spreads over the workers; then measure
     for n in range(8 * workers):
         for kind in KINDS:
+            local.client = None
             call(10_000 + n, kind, f"warm up: the user likes tea {n}.")
+    local.client = None
     try:
         return drive(clients, requests, call, clients)
     finally:
