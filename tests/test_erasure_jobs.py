@@ -298,3 +298,24 @@ def test_a_trace_showing_a_recalled_episode_is_not_kept_after_its_forget(tmp_pat
     mem.close()
     assert WORD.encode() not in file_bytes(path)
 
+
+
+def test_done_jobs_are_pruned_after_thirty_days(tmp_path):
+    """Receipts name erasure jobs, so a done one stays readable for a while; then its row goes."""
+    from datetime import UTC, datetime, timedelta
+
+    from archivist.storage.core.backend import MAINTENANCE
+    from archivist.storage.core.erasure import KEEP_DONE
+
+    mem, s, fact = with_fact(tmp_path / "m.db")
+    (old,) = s.forget(fact.id).erasure_jobs
+    assert mem.store.wait_for_erasure(timeout=60)
+    recent = s.remember(f"The user's second code word is {WORD}2.")
+    aged = datetime.now(UTC) - KEEP_DONE - timedelta(days=1)
+    with mem.store.transaction():
+        mem.store.db.write(MAINTENANCE, "UPDATE erasure_jobs SET finished_at = ? WHERE id = ?",
+                           (mem.store.sql.ts(aged), old))
+    (new,) = s.forget(recent.id).erasure_jobs
+    assert mem.store.wait_for_erasure(timeout=60)
+    assert mem.store.erasure_job(old) is None and mem.store.erasure_job(new).state == "done"
+    mem.close()

@@ -32,6 +32,7 @@ log = logging.getLogger("archivist.storage.erasure")
 
 LEASE = timedelta(minutes=30)  # a claim older than this was left by a process that stopped
 MAX_ATTEMPTS = 5  # then the job is failed, with its note: ``archivist purge`` finishes it
+KEEP_DONE = timedelta(days=30)  # a done job's row stays readable this long (a receipt names it), then goes
 RETRY_SECONDS = 2.0  # before an unfinished erasure is tried again
 MODES = ("background", "inline")
 _COLUMNS = "id, tenant, state, tables, whole_user, attempts, created_at, finished_at, note"
@@ -134,6 +135,8 @@ class ErasureJobs(Scoped):
             if failed_too:
                 self.db.write(MAINTENANCE, "UPDATE erasure_jobs SET state = 'pending', attempts = 0 "
                                            "WHERE state = 'failed'")
+            self.db.write(MAINTENANCE, "DELETE FROM erasure_jobs WHERE state = 'done' AND finished_at < ?",
+                          (self._ts(now - KEEP_DONE),))
             dead, dead_params = self.sql.in_list("claimed_by", self._dead_claimants() or [""])
             claimed = self.db.write(
                 MAINTENANCE, "UPDATE erasure_jobs SET state = 'running', claimed_at = ?, claimed_by = ?, "
@@ -214,4 +217,4 @@ def _record(row) -> ErasureJobRecord:
                             note=note)
 
 
-__all__ = ["LEASE", "MAX_ATTEMPTS", "MODES", "ErasureJobs", "erasure_mode", "process_gone", "this_process"]
+__all__ = ["KEEP_DONE", "LEASE", "MAX_ATTEMPTS", "MODES", "ErasureJobs", "erasure_mode", "process_gone", "this_process"]
