@@ -3,7 +3,6 @@ rows, so a job queued through one worker is polled through any other; forgetting
 in one process stops that user's jobs in every process; a job whose process died reads
 as failed."""
 
-import os
 import signal
 import socket
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 from archivist import Memory
 from archivist.model import Identity
 from archivist.server.jobs import STOPPED, JobRunner
+from archivist.storage.core.erasure import this_process
 
 
 def workers(pid: int) -> list[int]:
@@ -59,6 +59,13 @@ def served(store_target):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def stopped_process() -> str:
+    """How a job's owner names a process of this machine that has exited."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return f"{socket.gethostname()}:{gone.pid}"
 
 
 def conversation(n: int, who: str) -> list[dict]:
@@ -106,7 +113,7 @@ def test_two_workers_share_the_store_its_jobs_and_forgetting(served):
 def test_a_forget_in_one_process_stops_the_users_jobs_in_another(tmp_path):
     """Two memories over one file stand for two worker processes: a job queued in one is
     never started once the other forgot its user; one running there finds the flag when it
-    ends, and the user is forgotten again, so what it wrote does not bring the user back."""
+    ends and undoes what it wrote, so that does not bring the user back."""
     path = tmp_path / "m.db"
     here, there = Memory.open(path), Memory.open(path)
     runner = JobRunner(here, workers=1)
@@ -140,13 +147,11 @@ def test_a_forget_in_one_process_stops_the_users_jobs_in_another(tmp_path):
 def test_a_job_whose_process_died_reads_as_failed(tmp_path):
     mem = Memory.open(tmp_path / "m.db")
     try:
-        gone = subprocess.Popen([sys.executable, "-c", "pass"])
-        gone.wait()
-        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-dead", owner=f"{socket.gethostname()}:{gone.pid}",
+        dead = stopped_process()
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-dead", owner=dead, at=datetime.now(UTC))
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-live", owner=this_process(),
                                  at=datetime.now(UTC))
-        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-live", owner=f"{socket.gethostname()}:{os.getpid()}",
-                                 at=datetime.now(UTC))
-        assert mem.store.start_ingest_job("j-dead", owner=f"{socket.gethostname()}:{gone.pid}")  # it was running
+        assert mem.store.start_ingest_job("j-dead", owner=dead)  # it was running
         runner = JobRunner(mem)
         dead, live = runner.get("j-dead"), runner.get("j-live")
         assert dead["status"] == "failed" and dead["error"] == STOPPED
@@ -240,9 +245,7 @@ def test_a_queued_job_of_a_stopped_process_says_it_never_ran_and_errors_do_not_n
 
     mem = Memory.open(tmp_path / "m.db")
     try:
-        gone = subprocess.Popen([sys.executable, "-c", "pass"])
-        gone.wait()
-        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-q", owner=f"{socket.gethostname()}:{gone.pid}",
+        mem.store.add_ingest_job(Identity("acme", "alice", "default"), "j-q", owner=stopped_process(),
                                  at=datetime.now(UTC))
         runner = JobRunner(mem)
         assert runner.get("j-q")["error"] == NEVER_RAN

@@ -13,9 +13,9 @@ The runner registers with the memory like an update queue does, so
 :meth:`JobRunner.discard_user`: the user's open jobs are flagged cancelled in the store
 (queued ones, here or in another process, never start), running ones are waited out (up
 to ``wait_on_forget`` seconds), and the store's forget deletes every report of the user.
-A job still running when the wait ends finds its flag when it finishes: the user is
-forgotten again at the store, so what it wrote after the forget does not bring the user
-back.
+A job still running when the wait ends finds its flag (or its row gone) when it
+finishes, and undoes what it wrote — only that: what the user wrote after the forget
+returned stays.
 """
 
 from __future__ import annotations
@@ -164,11 +164,12 @@ class JobRunner:
         job wrote goes — the facts and episodes its report names, or, without a report,
         those from its messages — and nothing the user wrote after the forget returned."""
         scope = self._memory.scope(job["tenant"], job["user"], job.get("agent", "default"))
-        written = _written(job.get("report"))
-        if job.get("report") is None and job.get("message_ids"):
-            written |= {f.id for f in self._store.list_facts(scope.identity, statuses=tuple(Status), limit=None,
-                                                             message_ids=job["message_ids"])}
-        if job.get("report") is None and not job.get("message_ids"):  # nothing says what it wrote
+        if job.get("report") is not None:
+            written = _written(job["report"])
+        elif job.get("message_ids"):
+            written = {f.id for f in self._store.list_facts(scope.identity, statuses=tuple(Status), limit=None,
+                                                            message_ids=job["message_ids"])}
+        else:  # nothing says what it wrote
             self._memory.forget_user(job["tenant"], job["user"], discard_held=False)
             return
         for fact_id in sorted(written):
