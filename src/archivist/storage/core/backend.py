@@ -145,7 +145,9 @@ class KeywordIndex(ABC):
     def add(self, identity: Identity, rows: Sequence[tuple[int, Fact]]) -> None: ...
 
     @abstractmethod
-    def remove(self, identity: Identity, seq: int) -> int: ...
+    def remove(self, identity: Identity, seq: int, *, erase: bool) -> int:
+        """Drop a fact's vector: retired (``erase`` False), or forgotten, when no copy of
+        it may stay in any cache either."""
 
     @abstractmethod
     def remove_user(self, tenant: str, user: str) -> int: ...

@@ -62,7 +62,7 @@ class FactRows(Scoped):
             if fact.status in INDEXED:
                 self.keyword_index.add(i, [(seq, fact)])
             else:
-                self.vector_store.remove(i, seq)
+                self.vector_store.remove(i, seq, erase=False)
 
     def get_fact(self, identity, fact_id):
         seen, params = self._seen(identity)

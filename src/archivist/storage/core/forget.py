@@ -40,7 +40,7 @@ class Forgetting(ErasureJobs):
                 fact, seq = fact_from_row(row), row[N_FACT_COLUMNS]
                 chash = content_hash(fact.content)
                 count(self.keyword_index.table, self.keyword_index.remove(identity, seq))
-                count("fact_vectors", self.vector_store.remove(identity, seq))
+                count("fact_vectors", self.vector_store.remove(identity, seq, erase=True))
                 count("embedding_cache", self._forget_cached(identity, cache_keys(identity.tenant, fact.embed_text)))
                 count("facts (links cleared)", self._write(
                     identity, f"UPDATE facts SET supersedes = NULL WHERE supersedes = ? AND {scope}",

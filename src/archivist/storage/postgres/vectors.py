@@ -55,7 +55,7 @@ class PostgresVectors(VectorStore):
                 "AND status IN ('committed', 'episode') ON CONFLICT (fact_seq) DO UPDATE SET embedding = excluded.embedding",
                 params) for identity, params in by_scope.items())
 
-    def remove(self, identity, seq):
+    def remove(self, identity, seq, *, erase):
         return self.db.write(Access.of(identity), "DELETE FROM fact_vectors WHERE fact_seq = ?", (seq,)).rowcount
 
     def remove_user(self, tenant, user):

@@ -60,12 +60,13 @@ class SQLiteVectors(VectorStore):
                 self._bump(scope_id, upserts=upserts)
             return written
 
-    def remove(self, identity, seq):
+    def remove(self, identity, seq, *, erase):
         if not self.db.write(MAINTENANCE, "DELETE FROM fact_vectors WHERE seq = ?", (seq,)).rowcount:
             return 0
         scope_id = self.scopes.id(identity, create=True)
         self._bump(scope_id, deletes=[seq])
-        self.db.after_commit(lambda: self.index.forget(scope_id))  # no cached matrix keeps the forgotten vector
+        if erase:
+            self.db.after_commit(lambda: self.index.forget(scope_id))  # no cached matrix keeps the forgotten vector
         return 1
 
     def remove_user(self, tenant, user):
