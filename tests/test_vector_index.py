@@ -221,7 +221,7 @@ def clustered(n, dim=48, groups=40, seed=3):
 def test_a_large_scope_is_grouped_and_finds_what_exact_search_finds():
     matrix = clustered(3_000)
     seqs = np.arange(10, 3_010, dtype=np.int64)
-    load = lambda: (1, seqs, matrix)  # noqa: E731
+    load = lambda: (1, seqs, matrix)
     grouped, exact = NumpyIndex(exact_below=1_000, probes=8), NumpyIndex(exact_below=None)
     probes = clustered(60, seed=4)
     recall = [len({s for s, _ in grouped.top_k(1, 1, load, q, 10)} & {s for s, _ in exact.top_k(1, 1, load, q, 10)})
@@ -250,7 +250,7 @@ def test_a_grouped_scope_takes_this_process_writes_without_reloading(tmp_path, c
     added = alice.remember("A fact written after the scope was grouped.")
     cached = index._scopes[scope_id]
     assert cached.matrix is loaded.matrix and cached is not loaded  # applied, not reloaded
-    vector_of = lambda fact: mem.embedder.embed_documents([fact.embed_text])[0]  # noqa: E731
+    vector_of = lambda fact: mem.embedder.embed_documents([fact.embed_text])[0]
     assert top(mem, "alice", vector_of(added), 1)[0][0] == added.id
     assert top(mem, "alice", vector_of(new), 1)[0][0] == new.id
     assert old.id not in [h[0] for h in top(mem, "alice", vector_of(old), 500)]  # superseded: never returned
@@ -265,7 +265,7 @@ def test_many_writes_after_a_load_make_the_scope_reload(tmp_path, clock):
     mem = Memory(SQLiteStore(tmp_path / "m.db", vector_index=index), clock=clock, embedder=HashEmbedder())
     fill(mem, users=("alice",), n=20)
     top(mem, "alice", queries(1)[0], 5)
-    (scope_id, loaded), = index._scopes.items()
+    (scope_id, _), = index._scopes.items()
     mem.scope(user="alice").remember_many([{"content": f"later fact {i} on subject {i % 7}"} for i in range(1_100)],
                                           dedupe=False)
     assert scope_id not in index._scopes  # more written since the load than is worth scanning apart
