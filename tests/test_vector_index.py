@@ -222,7 +222,7 @@ def test_a_large_scope_is_grouped_and_finds_what_exact_search_finds():
     matrix = clustered(3_000)
     seqs = np.arange(10, 3_010, dtype=np.int64)
     load = lambda: (1, seqs, matrix)
-    grouped, exact = NumpyIndex(exact_below=1_000, probes=8), NumpyIndex(exact_below=None)
+    grouped, exact = NumpyIndex(exact_below=1_000, probe_share=0.12), NumpyIndex(exact_below=None)
     probes = clustered(60, seed=4)
     recall = [len({s for s, _ in grouped.top_k(1, 1, load, q, 10)} & {s for s, _ in exact.top_k(1, 1, load, q, 10)})
               / 10 for q in probes]
@@ -238,7 +238,7 @@ def test_a_large_scope_is_grouped_and_finds_what_exact_search_finds():
 
 
 def test_a_grouped_scope_takes_this_process_writes_without_reloading(tmp_path, clock):
-    index = NumpyIndex(exact_below=300, probes=4)
+    index = NumpyIndex(exact_below=300, probe_share=0.1)
     mem = Memory(SQLiteStore(tmp_path / "m.db", vector_index=index), clock=clock, embedder=HashEmbedder())
     alice = mem.scope(user="alice")
     fill(mem, users=("alice",), n=400)
