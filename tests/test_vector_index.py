@@ -278,3 +278,9 @@ def test_exact_is_a_choice(tmp_path):
     store = SQLiteStore(tmp_path / "m.db", vector_index="exact")
     assert isinstance(store.vectors, NumpyIndex) and store.vectors.exact_below is None
     store.close()
+
+
+def test_an_empty_scope_answers_nothing_whatever_the_index():
+    empty = lambda: (0, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))  # noqa: E731 - no model yet
+    for index in (NumpyIndex(), NumpyIndex(exact_below=None), NumpyIndex(exact_below=0)):
+        assert index.top_k(1, 0, empty, queries(1)[0], 5) == []

@@ -163,6 +163,8 @@ class ScopeCache:
         return len(self.tail) > max(1_024, len(self.seqs) // 8)
 
     def top_k(self, query: np.ndarray, k: int, share: float) -> list[tuple[int, float]]:
+        if not len(self.seqs) and not self.tail:
+            return []
         if self.clusters is None:
             rows, scores = None, self.matrix @ query
         else:
@@ -212,7 +214,7 @@ class NumpyIndex(VectorIndex):
                 return cached
         version, seqs, matrix = load()
         clusters = None
-        if self.exact_below is not None and len(seqs) >= self.exact_below:
+        if self.exact_below is not None and len(seqs) >= max(1, self.exact_below):
             clusters, seqs, matrix = Clusters.build(seqs, matrix)
         scope = ScopeCache(version, seqs, matrix, clusters)
         with self._lock:

@@ -145,9 +145,7 @@ class KeywordIndex(ABC):
     def add(self, identity: Identity, rows: Sequence[tuple[int, Fact]]) -> None: ...
 
     @abstractmethod
-    def remove(self, identity: Identity, seq: int, *, erase: bool) -> int:
-        """Drop a fact's vector: retired (``erase`` False), or forgotten, when no copy of
-        it may stay in any cache either."""
+    def remove(self, identity: Identity, seq: int) -> int: ...
 
     @abstractmethod
     def remove_user(self, tenant: str, user: str) -> int: ...
@@ -220,7 +218,9 @@ class VectorStore(ABC):
                statuses: Sequence[Status]) -> list[tuple[Fact, float]]: ...
 
     @abstractmethod
-    def remove(self, identity: Identity, seq: int) -> int: ...
+    def remove(self, identity: Identity, seq: int, *, erase: bool) -> int:
+        """Drop a fact's vector: retired (``erase`` False), or forgotten, when no copy of
+        it may stay in any cache either."""
 
     @abstractmethod
     def remove_user(self, tenant: str, user: str) -> int: ...
