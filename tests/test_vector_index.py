@@ -284,3 +284,59 @@ def test_an_empty_scope_answers_nothing_whatever_the_index():
     empty = lambda: (0, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))  # noqa: E731 - no model yet
     for index in (NumpyIndex(), NumpyIndex(exact_below=None), NumpyIndex(exact_below=0)):
         assert index.top_k(1, 0, empty, queries(1)[0], 5) == []
+
+
+def _two_handles(tmp_path, clock):
+    path = tmp_path / "m.db"
+    return open_mem(path, clock, "numpy"), open_mem(path, clock, "numpy")
+
+
+def test_a_forget_by_another_handle_drops_the_cached_vectors_without_a_search(tmp_path, clock):
+    """Each process of a server has its own index: a user forgotten through one must not
+    stay in another's memory until that one happens to search the user again."""
+    import time
+
+    forgetter, holder = _two_handles(tmp_path, clock)
+    fill(forgetter, users=("alice", "bob"), n=30)
+    top(holder, "alice", queries(1)[0], 5)
+    alice_scope = holder.store.vector_store.scopes.id(holder.scope(user="alice").identity)
+    assert alice_scope in holder.store.vectors.cached_versions()
+    forgetter.forget_user("default", "alice")
+    deadline = time.monotonic() + 30
+    while alice_scope in holder.store.vectors.cached_versions() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alice_scope not in holder.store.vectors.cached_versions()
+    forgetter.close()
+    holder.close()
+
+
+def test_a_search_of_any_scope_drops_a_scope_another_handle_forgot_from(tmp_path, clock):
+    forgetter, holder = _two_handles(tmp_path, clock)
+    fill(forgetter, users=("alice", "bob"), n=30)
+    top(holder, "alice", queries(1)[0], 5)
+    (alice_scope, _), = holder.store.vectors.cached_versions().items()
+    victim = forgetter.scope(user="alice").facts()[0]
+    forgetter.scope(user="alice").forget(victim.id)
+    top(holder, "bob", queries(1)[0], 5)
+    assert alice_scope not in holder.store.vectors.cached_versions()
+    assert victim.id not in [h[0] for h in top(holder, "alice", queries(1)[0], 100)]
+    forgetter.close()
+    holder.close()
+
+
+def test_a_scope_id_given_again_never_answers_from_the_forgotten_users_vectors(tmp_path, clock):
+    forgetter, holder = _two_handles(tmp_path, clock)
+    fill(forgetter, users=("alice", "bob"), n=10)
+    bob = forgetter.scope(user="bob")
+    bob_scope = holder.store.vector_store.scopes.id(bob.identity)
+    top(holder, "bob", queries(1)[0], 5)
+    holder.store.vector_store.sweep = lambda: None  # only the version may tell the two users apart here
+    forgetter.forget_user("default", "bob")
+    carol = forgetter.scope(user="carol")
+    fact = carol.remember("Carol keeps bees on the roof of her building.")
+    assert holder.store.vector_store.scopes.id(carol.identity) == bob_scope  # the id is given again
+    vector = holder.embedder.embed_documents([fact.embed_text])[0]
+    hits = top(holder, "carol", vector, 5)
+    assert hits[0][0] == fact.id and hits[0][1] > 0.999
+    forgetter.close()
+    holder.close()

@@ -69,6 +69,14 @@ class VectorIndex(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections."""
 
+    def cached_versions(self) -> dict[int, int]:
+        """The scopes this index holds vectors of in memory, and their versions."""
+        return {}
+
+    def drop_cached(self, scope_id: int) -> None:  # noqa: B027 - optional hook
+        """Let go of a scope's vectors held in this process's memory (files are the
+        forgetting process's to erase)."""
+
 
 def _rank(seqs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     take = min(k, len(scores))
@@ -206,6 +214,13 @@ class NumpyIndex(VectorIndex):
         with self._lock:
             return sum(s.nbytes for s in self._scopes.values())
 
+    def cached_versions(self) -> dict[int, int]:
+        with self._lock:
+            return {scope_id: s.version for scope_id, s in self._scopes.items()}
+
+    def drop_cached(self, scope_id: int) -> None:
+        self.forget(scope_id)
+
     def _scope(self, scope_id: int, version: int, load: Loader) -> ScopeCache:
         with self._lock:
             cached = self._scopes.get(scope_id)
@@ -330,6 +345,12 @@ class SqliteVecIndex(VectorIndex):
                 (query.tobytes(), int(k), scope_id),
             ).fetchall()
         return [(int(seq), 1.0 - float(distance)) for seq, distance in sorted(rows, key=lambda r: (r[1], r[0]))]
+
+    def cached_versions(self) -> dict[int, int]:
+        return self._fallback.cached_versions()
+
+    def drop_cached(self, scope_id: int) -> None:
+        self._fallback.drop_cached(scope_id)
 
     def apply(self, scope_id, old_version, new_version, upserts, deletes):
         self._fallback.apply(scope_id, old_version, new_version, upserts, deletes)

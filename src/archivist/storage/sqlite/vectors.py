@@ -5,6 +5,8 @@ transaction commits, and rebuilds a scope it has not seen at the current version
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ...errors import EmbedderMismatch
@@ -17,9 +19,49 @@ from .keywords import live_rows
 from .scopes import Scopes
 
 
+# How often a process holding cached vectors looks for another process's forgets.
+SWEEP_SECONDS = 2.0
+
+
 class SQLiteVectors(VectorStore):
     def __init__(self, db: SQLiteEngine, scopes: Scopes, index: VectorIndex) -> None:
         self.db, self.scopes, self.index = db, scopes, index
+        self._forgets_seen: tuple | None = None
+        self._closed = threading.Event()
+        self._sweeper: threading.Thread | None = None
+
+    def sweep(self) -> None:
+        """Drop the cached scopes the store has moved past once a forget was committed
+        (by any process): another process's forget must not leave the forgotten vectors
+        in this one's memory until its next search of that scope. Every forget commits
+        an erasure job, so a new job is the sign to compare versions."""
+        cached = self.index.cached_versions()
+        if not cached:
+            return
+        forgets = tuple(self.db.read(MAINTENANCE, "SELECT count(*), max(created_at) FROM erasure_jobs")[0])
+        if forgets == self._forgets_seen:
+            return
+        ids, current = list(cached), {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            current.update(self.db.read(MAINTENANCE, "SELECT scope_id, version FROM vector_versions WHERE scope_id IN "
+                                                     f"({', '.join('?' * len(chunk))})", chunk))
+        for scope_id, version in cached.items():
+            if current.get(scope_id) != version:
+                self.index.drop_cached(scope_id)
+        self._forgets_seen = forgets
+
+    def _sweep_while_open(self) -> None:
+        while not self._closed.wait(SWEEP_SECONDS):
+            try:
+                self.sweep()
+            except Exception:  # noqa: BLE001 - the store is closing, or busy: the next round retries
+                continue
+
+    def _start_sweeper(self) -> None:
+        if self._sweeper is None:
+            self._sweeper = threading.Thread(target=self._sweep_while_open, name="archivist-vector-sweep", daemon=True)
+            self._sweeper.start()
 
     seq_column, vector_column = "seq", "vector"
 
@@ -73,7 +115,10 @@ class SQLiteVectors(VectorStore):
         removed = 0
         for scope_id in self.scopes.of_user(tenant, user):
             removed += self.db.write(MAINTENANCE, "DELETE FROM fact_vectors WHERE scope_id = ?", (scope_id,)).rowcount
-            self.db.write(MAINTENANCE, "DELETE FROM vector_versions WHERE scope_id = ?", (scope_id,))
+            # bumped, not deleted: a scope id can be given again to a new user, whose
+            # versions must never equal one an index cached for the forgotten one
+            self.db.write(MAINTENANCE, "UPDATE vector_versions SET version = version + 1 WHERE scope_id = ?",
+                          (scope_id,))
             self.db.after_commit(lambda s=scope_id: self.index.forget(s))
         return removed
 
@@ -106,6 +151,8 @@ class SQLiteVectors(VectorStore):
         query = self.query_vector(query)
         if query is None:
             return []
+        self.sweep()
+        self._start_sweeper()
         version = self.db.read(MAINTENANCE, "SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
         version = version[0][0] if version else 0
         fetch = limit
@@ -121,4 +168,7 @@ class SQLiteVectors(VectorStore):
             fetch *= 4
 
     def close(self):
+        self._closed.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=10)
         self.index.close()
