@@ -21,7 +21,7 @@ from typing import Any
 
 import unicodedata
 
-from stdnum import iban, luhn
+from stdnum import iban, luhn, numdb
 from stdnum.iso7064 import mod_97_10
 from stdnum.br import cpf
 from stdnum.es import dni, nie
@@ -251,6 +251,14 @@ _CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
 _SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{9,22}\d(?![\d])")
 
 
+def _iban_country(compact: str) -> bool:
+    """Whether the text starts with the code of a country that issues IBANs."""
+    return bool(_IBAN_REGISTRY.info(compact)[0][1])
+
+
+_IBAN_REGISTRY = numdb.get("iban")
+
+
 def _standard_number(text: str) -> str | None:
     upper = text.upper()
     for m in _SPACED_DIGITS.finditer(text):  # national ids written with spaces or dashes
@@ -263,8 +271,9 @@ def _standard_number(text: str) -> str | None:
             return "national_id"
     for m in _IBAN.finditer(upper):
         compact = re.sub(r"[ \-]", "", m.group(0))
-        # a valid IBAN, or one whose own check digits hold (its country's inner check aside)
-        if iban.is_valid(compact) or mod_97_10.is_valid(compact[4:] + compact[:4]):
+        # a valid IBAN, or one of an IBAN country whose own check digits hold (its
+        # country's inner check aside); any two letters pass the check one time in 97
+        if iban.is_valid(compact) or (_iban_country(compact) and mod_97_10.is_valid(compact[4:] + compact[:4])):
             return "bank_account"
     for m in _DNI.finditer(upper):
         if dni.is_valid(m.group(0)) or nie.is_valid(m.group(0)):
