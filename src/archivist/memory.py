@@ -275,9 +275,10 @@ class Memory:
     def open(cls, path: str | Path = "memory.db", *, vector_index: str = "auto", **options: Any) -> Memory:
         """Open (or create) a store: an embedded SQLite file at ``path``, or a
         PostgreSQL database when ``path`` is a ``postgresql://`` DSN (the ``postgres``
-        extra). ``vector_index`` (SQLite only): ``auto``/``numpy`` (in-memory brute
-        force, fastest) or ``sqlite-vec`` (reads pages of a sidecar file instead of
-        holding matrices; needs the ``vec`` extra)."""
+        extra). ``vector_index`` (SQLite only): ``auto``/``numpy`` (in-memory matrices,
+        fastest; exact below 50,000 vectors in a scope, grouped and approximate from
+        there), ``exact`` (the same, exact at every size) or ``sqlite-vec`` (reads pages
+        of a sidecar file instead of holding matrices; needs the ``vec`` extra)."""
         return cls(open_store(path, vector_index=vector_index), **options)
 
     @property
