@@ -320,17 +320,30 @@ def test_numbers_named_as_identifiers_or_codes_are_secrets(text, secret):
 
 
 def test_record_tags_that_happen_to_pass_the_iban_check_are_not_bank_accounts():
-    """Two letters, two digits and letters after them pass the IBAN check digits one
-    time in 97: only a country that issues IBANs makes them an account number."""
-    from stdnum.iso7064 import mod_97_10
-
+    """Letters and digits pass the IBAN check digits one time in 97: only a country's
+    IBAN length and layout make them an account number."""
     from archivist.pipeline.secrets import find_secret
 
     tags = [t for i in range(2_000) for t in (f"Record {i} is tagged zq{i:06d}x in the archive.",
                                              f"Alice note {i} zq{i:06d}x about the garden")]
     assert [t for t in tags if find_secret(t)] == []
-    bban = "370400440532013000" + "123"  # one digit too many for Germany: not a valid IBAN, check digits hold
-    odd_german = "DE" + mod_97_10.calc_check_digits(bban + "DE") + bban
-    for text in ("Salary goes to DE89 3704 0044 0532 0130 00.", "Rent: GB82 WEST 1234 5698 7654 32.",
-                 f"My account is {odd_german}."):
+    # a checksum and an order number that pass the check digits, and a code too short
+    for text in ("de41ae9d2d4762a1a927b6c6d8f71b13", "Order GB59419324455933628639 shipped.", "Code DE355260181590."):
+        assert find_secret(text) is None, text
+
+
+def test_an_iban_is_a_bank_account_however_it_is_written_and_whatever_follows_it():
+    from stdnum.iso7064 import mod_97_10
+
+    from archivist.pipeline.secrets import find_secret
+
+    rib = "300060000112345678901" + "00"  # a French account whose own key is wrong: the IBAN's check digits hold
+    wrong_key = "FR" + mod_97_10.calc_check_digits(rib + "FR") + rib
+    for text in ("The user's IBAN is DE89370400440532013000 at Commerzbank.",
+                 "The user's salary goes to GB29NWBK60161331926819 each month.",
+                 "Account DE89-3704-0044-0532-0130-00 is mine.", "用户的IBAN是DE89370400440532013000。",
+                 "Pay BE68.5390.0754.7034 now.", "DE89/3704/0044/0532/0130/00", "DE 89 3704 0044 0532 0130 00",
+                 "DE 89 37 04 00 44 05 32 01 30 00", "account DE89 3704 0044\n0532 0130 00 ok",
+                 "acct_DE89370400440532013000_main", "he said to send it to de89 3704 0044 0532 0130 00 tomorrow",
+                 "Mon IBAN : FR76 3000 6000 0112 3456 7890 189.", f"Mein Konto: {wrong_key}, danke."):
         assert find_secret(text) == "bank_account", text

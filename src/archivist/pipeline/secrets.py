@@ -21,8 +21,7 @@ from typing import Any
 
 import unicodedata
 
-from stdnum import iban, luhn, numdb
-from stdnum.iso7064 import mod_97_10
+from stdnum import iban, luhn
 from stdnum.br import cpf
 from stdnum.es import dni, nie
 from stdnum.fr import nir
@@ -173,7 +172,10 @@ _LOGIN_PAIR = re.compile(r"\b(?:login|user(?:name)?|user id|account|e-?mail|benu
 _CARD_WORDS = re.compile(r"\b(?:card|visa|mastercard|amex|maestro|discover|cc|number|digits|rest|remaining|ends?)\b|"
                          r"卡|卡号|号码|尾号|后几位|剩下", re.I)
 _DIGIT_GROUP = re.compile(r"(?<![\w.\-])\d{3,}(?:[ \-.]\d{3,})*(?![\w])")  # standalone runs, not ids or hashes
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ \-]?[A-Z0-9]){11,30}\b")
+# on upper-cased text: a country code, check digits, then 11 to 30 letters or digits with
+# any one separator between them (spaces, dashes, dots, slashes, a line break); the match
+# may run on into the words after it, so each of its prefixes is tried
+_IBAN = re.compile(r"(?<![A-Z0-9])[A-Z]{2}[\s\-./]?\d{2}(?:[\s\-./]?[A-Z0-9]){11,30}")
 _DNI = re.compile(r"\b[XYZ]?\d{7,8}[- ]?[A-Z]\b")
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -251,14 +253,6 @@ _CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
 _SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{9,22}\d(?![\d])")
 
 
-def _iban_country(compact: str) -> bool:
-    """Whether the text starts with the code of a country that issues IBANs."""
-    return bool(_IBAN_REGISTRY.info(compact)[0][1])
-
-
-_IBAN_REGISTRY = numdb.get("iban")
-
-
 def _standard_number(text: str) -> str | None:
     upper = text.upper()
     for m in _SPACED_DIGITS.finditer(text):  # national ids written with spaces or dashes
@@ -270,10 +264,11 @@ def _standard_number(text: str) -> str | None:
         if cpf.is_valid(m.group(0)):
             return "national_id"
     for m in _IBAN.finditer(upper):
-        compact = re.sub(r"[ \-]", "", m.group(0))
-        # a valid IBAN, or one of an IBAN country whose own check digits hold (its
-        # country's inner check aside); any two letters pass the check one time in 97
-        if iban.is_valid(compact) or (_iban_country(compact) and mod_97_10.is_valid(compact[4:] + compact[:4])):
+        compact = re.sub(r"[\s\-./]", "", m.group(0))
+        # an IBAN with its country's length and layout and check digits that hold (the
+        # country's own inner check aside): any letters and digits pass the check digits
+        # alone one time in 97
+        if any(iban.is_valid(compact[:n], check_country=False) for n in range(15, min(len(compact), 34) + 1)):
             return "bank_account"
     for m in _DNI.finditer(upper):
         if dni.is_valid(m.group(0)) or nie.is_valid(m.group(0)):
