@@ -340,3 +340,21 @@ def test_a_scope_id_given_again_never_answers_from_the_forgotten_users_vectors(t
     assert hits[0][0] == fact.id and hits[0][1] > 0.999
     forgetter.close()
     holder.close()
+
+
+def test_a_scope_searched_inside_a_rolled_back_transaction_is_not_kept_at_its_version(tmp_path, clock):
+    """A search inside a transaction sees the transaction's own writes; once it rolls back
+    another handle's commit can reach the same version number with other vectors."""
+    writer, other = _two_handles(tmp_path, clock)
+    fill(writer, users=("alice",), n=20)
+    alice = writer.scope(user="alice")
+    with pytest.raises(RuntimeError), writer.store.transaction():
+        alice.remember("A fact written inside a transaction that fails.")
+        top(writer, "alice", queries(1)[0], 5)
+        raise RuntimeError("boom")
+    kept = other.scope(user="alice").remember("Walruses rest on the ice floe near the harbour.")
+    vector = writer.embedder.embed_documents([kept.embed_text])[0]
+    hits = top(writer, "alice", vector, 3)
+    assert hits[0][0] == kept.id and hits[0][1] > 0.999
+    writer.close()
+    other.close()

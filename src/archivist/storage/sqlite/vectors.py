@@ -19,6 +19,8 @@ from .keywords import live_rows
 from .scopes import Scopes
 
 
+# The version a scope loaded inside an open transaction is cached under (committed ones are >= 0).
+UNCOMMITTED = -1
 # How often a process holding cached vectors looks for another process's forgets.
 SWEEP_SECONDS = 2.0
 
@@ -155,9 +157,14 @@ class SQLiteVectors(VectorStore):
         self._start_sweeper()
         version = self.db.read(MAINTENANCE, "SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
         version = version[0][0] if version else 0
+        load = lambda: self._scope_matrix(scope_id)  # noqa: E731
+        if self.db.in_transaction:
+            # what this transaction wrote may yet be rolled back: what it loads is kept
+            # under a version no committed state has, so it is reloaded once outside
+            load = lambda: (UNCOMMITTED, *self._scope_matrix(scope_id)[1:])  # noqa: E731
         fetch = limit
         while True:
-            hits = self.index.top_k(scope_id, version, lambda: self._scope_matrix(scope_id), query, fetch)
+            hits = self.index.top_k(scope_id, version, load, query, fetch)
             if not hits:
                 return []
             wanted = dict(hits)
