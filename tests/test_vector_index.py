@@ -254,9 +254,15 @@ def test_a_grouped_scope_takes_this_process_writes_without_reloading(tmp_path, c
     assert top(mem, "alice", vector_of(added), 1)[0][0] == added.id
     assert top(mem, "alice", vector_of(new), 1)[0][0] == new.id
     assert old.id not in [h[0] for h in top(mem, "alice", vector_of(old), 500)]  # superseded: never returned
-    alice.forget(added.id)
-    assert scope_id not in index._scopes  # a forget drops the cached matrix whole
-    assert added.id not in [h[0] for h in top(mem, "alice", vector_of(added), 500)]
+    loaded_fact = next(f for f in alice.facts() if f.id not in (added.id, new.id))
+    for gone in (added, loaded_fact):  # one written after the load (in the tail), one loaded
+        alice.forget(gone.id)
+        cached = index._scopes[scope_id]  # kept: the forgotten row is blanked in place, not reloaded
+        assert cached.matrix is loaded.matrix
+        held = np.vstack([cached.matrix, *cached.tail.values()])
+        assert not np.any(np.all(np.isclose(held, vector_of(gone), atol=1e-6), axis=1))  # no copy of its vector
+        assert not np.any(np.all(np.isclose(loaded.matrix, vector_of(gone), atol=1e-6), axis=1))
+        assert gone.id not in [h[0] for h in top(mem, "alice", vector_of(gone), 500)]
     mem.close()
 
 

@@ -66,6 +66,11 @@ class VectorIndex(ABC):
     def forget(self, scope_id: int) -> None:
         """Something of the scope was forgotten: no byte of its old vectors may remain."""
 
+    def erase(self, scope_id: int) -> None:
+        """A fact of the scope was forgotten, and :meth:`apply` has heard of its deletion:
+        no byte of its vector may remain. By default the scope goes whole."""
+        self.forget(scope_id)
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections."""
 
@@ -152,17 +157,26 @@ class ScopeCache:
     def nbytes(self) -> int:
         return self.seqs.nbytes + self.matrix.nbytes + self.dead.nbytes + sum(v.nbytes for v in self.tail.values())
 
-    def changed(self, version: int, upserts: Sequence[tuple[int, np.ndarray]], deletes: Sequence[int]) -> ScopeCache:
-        """This scope after a committed write."""
+    def changed(self, version: int, upserts: Sequence[tuple[int, np.ndarray]],
+                deletes: Sequence[int]) -> ScopeCache | None:
+        """This scope after a committed write; the rows it replaced or deleted are blanked
+        in place (a forgotten vector leaves no copy). ``None`` when the matrix cannot be
+        written: the scope is then dropped."""
+        if deletes and not self.matrix.flags.writeable:
+            return None
         where = self._where if self._where is not None else {int(s): i for i, s in enumerate(self.seqs)}
         dead, tail = self.dead.copy(), dict(self.tail)
         for seq in (*(s for s, _ in upserts), *deletes):
             at = where.get(int(seq))
             if at is not None:
                 dead[at] = True
-            tail.pop(int(seq), None)
+                if self.matrix.flags.writeable:
+                    self.matrix[at] = 0.0
+            old = tail.pop(int(seq), None)
+            if old is not None:
+                old[:] = 0.0
         for seq, vector in upserts:
-            tail[int(seq)] = np.asarray(vector, dtype=np.float32)
+            tail[int(seq)] = np.array(vector, dtype=np.float32)
         return ScopeCache(version, self.seqs, self.matrix, self.clusters, dead, tail, where)
 
     @property
@@ -195,7 +209,7 @@ class NumpyIndex(VectorIndex):
     (:class:`Clusters`) and a query scores the rows of the nearest ``probe_share`` of
     them; ``bench/hybrid_latency.py`` prints the recall of the exact answer. Writes of this process
     are applied to the cached scope (scanned exactly until the next reload), so a write
-    does not cost the next query a reload.
+    does not cost the next query a reload; a forgotten fact's row is blanked in place.
 
     Matrices are kept for the most recently searched scopes up to ``max_bytes``
     (least recently used first out), so a store with many users does not grow the
@@ -254,10 +268,14 @@ class NumpyIndex(VectorIndex):
                 self._scopes.pop(scope_id)
                 return
             scope = scope.changed(new_version, upserts, deletes)
-            if scope.stale:
+            if scope is None or scope.stale:
                 self._scopes.pop(scope_id)
             else:
                 self._scopes[scope_id] = scope
+
+    def erase(self, scope_id: int) -> None:
+        """Nothing left to do: :meth:`apply` blanked the forgotten row in place, or
+        dropped the scope when it could not."""
 
     def clear(self) -> None:
         with self._lock:

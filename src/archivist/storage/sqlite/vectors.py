@@ -110,7 +110,7 @@ class SQLiteVectors(VectorStore):
         scope_id = self.scopes.id(identity, create=True)
         self._bump(scope_id, deletes=[seq])
         if erase:
-            self.db.after_commit(lambda: self.index.forget(scope_id))  # no cached matrix keeps the forgotten vector
+            self.db.after_commit(lambda: self.index.erase(scope_id))  # no cached matrix keeps the forgotten vector
         return 1
 
     def remove_user(self, tenant, user):
@@ -142,7 +142,8 @@ class SQLiteVectors(VectorStore):
             meta = conn.execute("SELECT dim FROM vector_meta WHERE id = 1").fetchone()
         dim = meta[0] if meta else 0
         seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) \
+        # writable: a forget blanks its row in place (index.vectors.ScopeCache.changed)
+        matrix = np.frombuffer(bytearray(b"".join(r[1] for r in rows)), dtype=np.float32).reshape(len(rows), dim) \
             if rows else np.zeros((0, dim), dtype=np.float32)
         return (version[0] if version else 0), seqs, matrix
 
