@@ -6,6 +6,7 @@ transaction commits, and rebuilds a scope it has not seen at the current version
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -17,6 +18,19 @@ from ..rows import N_FACT_COLUMNS, fact_from_row
 from .engine import SQLiteEngine
 from .keywords import live_rows
 from .scopes import Scopes
+
+
+def _sweep_while_open(vectors: weakref.ref[SQLiteVectors], closed: threading.Event) -> None:
+    """Sweep until the store is closed, or dropped unclosed (the thread holds no reference)."""
+    while not closed.wait(SWEEP_SECONDS):
+        store = vectors()
+        if store is None:
+            return
+        try:
+            store.sweep()
+        except Exception:  # noqa: BLE001 - the store is closing, or busy: the next round retries
+            pass
+        del store
 
 
 # The version a scope loaded inside an open transaction is cached under (committed ones are >= 0).
@@ -53,16 +67,10 @@ class SQLiteVectors(VectorStore):
                 self.index.drop_cached(scope_id)
         self._forgets_seen = forgets
 
-    def _sweep_while_open(self) -> None:
-        while not self._closed.wait(SWEEP_SECONDS):
-            try:
-                self.sweep()
-            except Exception:  # noqa: BLE001 - the store is closing, or busy: the next round retries
-                continue
-
     def _start_sweeper(self) -> None:
         if self._sweeper is None:
-            self._sweeper = threading.Thread(target=self._sweep_while_open, name="archivist-vector-sweep", daemon=True)
+            self._sweeper = threading.Thread(target=_sweep_while_open, args=(weakref.ref(self), self._closed),
+                                             name="archivist-vector-sweep", daemon=True)
             self._sweeper.start()
 
     seq_column, vector_column = "seq", "vector"
