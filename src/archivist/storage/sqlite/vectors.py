@@ -166,11 +166,13 @@ class SQLiteVectors(VectorStore):
         self._start_sweeper()
         version = self.db.read(MAINTENANCE, "SELECT version FROM vector_versions WHERE scope_id = ?", (scope_id,))
         version = version[0][0] if version else 0
-        load = lambda: self._scope_matrix(scope_id)  # noqa: E731
-        if self.db.in_transaction:
-            # what this transaction wrote may yet be rolled back: what it loads is kept
-            # under a version no committed state has, so it is reloaded once outside
-            load = lambda: (UNCOMMITTED, *self._scope_matrix(scope_id)[1:])  # noqa: E731
+        # what an open transaction wrote may yet be rolled back: what it loads is kept
+        # under a version no committed state has, so it is reloaded once outside
+        uncommitted = self.db.in_transaction
+
+        def load():
+            loaded, seqs, matrix = self._scope_matrix(scope_id)
+            return (UNCOMMITTED if uncommitted else loaded), seqs, matrix
         fetch = limit
         while True:
             hits = self.index.top_k(scope_id, version, load, query, fetch)
