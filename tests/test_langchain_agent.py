@@ -31,47 +31,8 @@ def mem(db_path, clock):
     m.close()
 
 
-def test_auto_mode_learns_in_one_thread_and_recalls_in_the_next(mem):
-    mw = MemoryMiddleware(mem, mode="auto")
-    m1 = model(AIMessage("好的，我会用中文解释。"))
-    agent = create_agent(m1, tools=[], middleware=[mw], context_schema=MemoryContext, system_prompt="你是助手。")
-    run(agent, SAID, thread="t1")
-    assert mw.queue.wait_idle()
-    facts = sorted(f.content for f in mem.scope(user="alice").facts())
-    assert facts == ["用户主要做 Python 后端开发。", "用户偏好用中文解释技术问题。"]
-
-    m2 = model(AIMessage("事务是一组操作……"))
-    agent2 = create_agent(m2, tools=[], middleware=[mw], context_schema=MemoryContext, system_prompt="你是助手。")
-    result = run(agent2, "解释一下数据库事务", thread="t2")
-    system = m2.seen[0][0]
-    assert system.type == "system" and system.content.startswith("你是助手。")
-    assert "用户偏好用中文解释技术问题" in system.content
-    # the injected block is in the call, not in the conversation state
-    assert all("用户偏好用中文解释技术问题" not in str(m.content) for m in result["messages"])
-    assert mw.queue.wait_idle()
-    assert sorted(f.content for f in mem.scope(user="alice").facts()) == facts  # nothing re-extracted
-
-    m3 = model(AIMessage("Sure."))
-    agent3 = create_agent(m3, tools=[], middleware=[mw], context_schema=MemoryContext)
-    run(agent3, "What do you know about me?", user="bob", thread="t9")
-    assert "中文" not in str(m3.seen[0][0].content)
-    mw.close()
-
-
-def test_tool_mode_searches_with_the_callers_identity_only(mem):
-    mem.scope(user="alice").remember("用户偏好用中文解释技术问题。", category="preference")
-    mem.scope(user="bob").remember("Bob's secret project is called Falcon.")
-    mw = MemoryMiddleware(mem, mode="tool")
-    call = AIMessage("", tool_calls=[{"name": "memory_search", "args": {"query": "中文 Falcon", "limit": 50,
-                                                                       "user_id": "bob"},
-                                      "id": "c1", "type": "tool_call"}])
-    m = model(call, AIMessage("好的。"))
-    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
-    result = run(agent, "用我喜欢的语言回答", thread="t3")
-    tool_out = next(x for x in result["messages"] if isinstance(x, ToolMessage))
-    assert "用户偏好用中文解释技术问题" in tool_out.content and "Falcon" not in tool_out.content
-    assert m.bound[0] == ["memory_search"]  # the model is offered the tool; its user_id argument was ignored
-    mw.close()
+# learning in one thread and recalling in the next, and tool mode's identity: tests/test_middleware_remote.py
+# (each test there runs embedded and over a server)
 
 
 def test_opt_out_reads_and_writes_nothing(mem):

@@ -24,6 +24,7 @@ import asyncio
 import email.utils
 import functools
 import inspect
+import json
 import random
 import re
 import time
@@ -103,9 +104,21 @@ class RemoteView:
     messages: list[dict[str, Any]]
     tokens: int
     trace: RemoteTrace
+    system: str = ""
+    history: tuple[KeptMessage, ...] = ()  # the history messages kept, by the ids they were sent with
+    steps: tuple[KeptMessage, ...] = ()
 
     def to_messages(self) -> list[dict[str, Any]]:
         return [dict(m) for m in self.messages]
+
+
+@dataclass(frozen=True)
+class KeptMessage:
+    """A message a server-assembled view kept: its id as sent, its content as the view has it."""
+
+    id: str
+    role: str
+    content: str
 
 
 @dataclass(frozen=True)
@@ -124,14 +137,44 @@ def _receipt(body: dict[str, Any]) -> ForgetReceipt:
 
 
 def _wire_message(message: Any) -> dict[str, Any]:
-    """A history message as the API takes it (a dict, or a LangChain message)."""
+    """A history message as the API takes it (a dict, or a LangChain message), its tool
+    calls included so that the server keeps a call and its results together."""
     if isinstance(message, Mapping):
-        return {k: message[k] for k in ("id", "role", "content", "name", "tool_call_id") if message.get(k) is not None}
-    role = {"human": "user", "ai": "assistant"}.get(getattr(message, "type", ""), getattr(message, "type", "user"))
-    out = {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
-    for name in ("id", "name", "tool_call_id"):
-        if getattr(message, name, None) is not None:
-            out[name] = getattr(message, name)
+        out = {k: message[k] for k in ("id", "role", "content", "name", "tool_call_id") if message.get(k) is not None}
+        calls = message.get("tool_calls")
+    else:
+        role = {"human": "user", "ai": "assistant"}.get(getattr(message, "type", ""), getattr(message, "type", "user"))
+        out = {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
+        for name in ("id", "name", "tool_call_id"):
+            if getattr(message, name, None) is not None:
+                out[name] = getattr(message, name)
+        calls = getattr(message, "tool_calls", None)
+    if calls:
+        out["tool_calls"] = [{k: c[k] for k in ("id", "name", "args") if c.get(k) is not None} for c in calls]
+    return out
+
+
+_ROLES = {"human": "user", "ai": "assistant"}
+
+
+def _wire_turn(message: Any) -> dict[str, Any]:
+    """A conversation message as ``POST /messages`` takes it: id, role, content, name and
+    the metadata the server's filter reads (a dict, or a LangChain message)."""
+    if isinstance(message, Mapping):
+        out = {k: message[k] for k in ("id", "role", "content", "name") if message.get(k) is not None}
+        meta = message.get("metadata") or message.get("additional_kwargs")
+    else:
+        kind = getattr(message, "role", None) or getattr(message, "type", "user")
+        out = {"role": _ROLES.get(kind, kind), "content": getattr(message, "content", str(message))}
+        out.update({k: getattr(message, k) for k in ("id", "name") if isinstance(getattr(message, k, None), str)})
+        meta = getattr(message, "additional_kwargs", None)
+    out["role"] = _ROLES.get(out.get("role", "user"), out.get("role", "user"))
+    if not isinstance(out.get("content"), str):  # content parts: their text
+        parts = out.get("content") or []
+        out["content"] = "".join(p if isinstance(p, str) else str(p.get("text", "")) if isinstance(p, Mapping) else ""
+                                 for p in (parts if isinstance(parts, list) else [parts]))
+    if isinstance(meta, Mapping) and meta:
+        out["metadata"] = json.loads(json.dumps(dict(meta), default=str))
     return out
 
 
@@ -278,21 +321,38 @@ class _Ops:
         return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
                 for h in response.json()]
 
+    def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> Op:
+        """The ``memory_search`` tool's output, as the embedded scope gives it: JSON, at most
+        10 hits, within ``budget`` tokens."""
+        from .context.memory_block import search_results_json
+        from .tokens import default_counter
+
+        hits = yield from self.search(query, k=max(1, min(int(limit), 10)))
+        return search_results_json(hits, counter=default_counter(), budget=budget)
+
     def context(self, query: str, *, budget: int = 4000, reserve: int | None = None, system: str | None = None,
                 history: Sequence[Any] = (), tools: Sequence[Mapping[str, Any]] = (),
                 evidence: Sequence[Mapping[str, Any] | str] = (), reference: Sequence[Mapping[str, Any]] = (),
-                task_id: str | None = None, memory_k: int | None = None, episode_k: int | None = None) -> Op:
+                task_id: str | None = None, memory_k: int | None = None, episode_k: int | None = None,
+                steps: Sequence[Any] = (), pinned: Sequence[str] = (), sections: Sequence[str] | None = None,
+                call: Mapping[str, Any] | None = None) -> Op:
         """The view one model call sees, assembled by the server under ``budget`` tokens
-        (the same inputs as :meth:`archivist.memory.MemoryScope.context`)."""
+        (the same inputs as :meth:`archivist.memory.MemoryScope.context`; ``call`` names
+        the agent thread, run and call index the trace records)."""
         body: dict[str, Any] = {"query": query, "budget": budget}
         optional = {"reserve": reserve, "system": system or None, "task_id": task_id, "memory_k": memory_k,
                     "episode_k": episode_k, "tools": list(tools) or None,
                     "history": [_wire_message(m) for m in history] or None,
+                    "steps": [_wire_message(m) for m in steps] or None, "pinned": list(pinned) or None,
+                    "sections": None if sections is None else list(sections),
+                    **{k: v for k, v in (call or {}).items() if k in ("thread_id", "run_id", "call_index")},
                     "evidence": [e if isinstance(e, str) else _wire_evidence(e) for e in evidence] or None,
                     "reference": [_wire_evidence(e) for e in reference] or None}
         body.update({k: v for k, v in optional.items() if v is not None})
         data = (yield self._call("POST", "context", json=body)).json()
-        return RemoteView(data["messages"], int(data["tokens"]), RemoteTrace(data.get("trace_id"), data["trace"]))
+        kept = lambda rows: tuple(KeptMessage(m["id"], m["role"], m["content"]) for m in rows or ())  # noqa: E731
+        return RemoteView(data["messages"], int(data["tokens"]), RemoteTrace(data.get("trace_id"), data["trace"]),
+                          data.get("system", ""), kept(data.get("history")), kept(data.get("steps")))
 
     def facts(self, *, include_candidates: bool = False, include_history: bool = False) -> Op:
         """Every fact of the scope, newest first (fetched page by page)."""
@@ -375,8 +435,7 @@ class _Ops:
     def learn(self, messages: Sequence[Any], *, thread_id: str = "default", poll: float = 0.2,
               timeout: float = 120.0) -> Op:
         """Queue extraction of a conversation on the server and wait for its report."""
-        items = [m if isinstance(m, dict) else {"role": getattr(m, "role", None) or getattr(m, "type", "user"),
-                                                 "content": getattr(m, "content", str(m))} for m in messages]
+        items = [_wire_turn(m) for m in messages]
         job = (yield self._call("POST", "messages", json={"thread_id": thread_id, "messages": items})).json()
         waited = 0.0
         while True:

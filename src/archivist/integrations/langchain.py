@@ -41,6 +41,7 @@ import contextvars
 import json
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired
 
 if TYPE_CHECKING:
@@ -56,12 +57,12 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from ..context.assemble import SECTIONS, ContextRequest, ModelView
+from ..context.assemble import SECTIONS, Assembler, ContextRequest, ModelView
 from ..context.history import to_history_message
-from ..errors import ContextOverflow, InvalidBudget
-from ..model import new_id
+from ..errors import ContextOverflow, InvalidBudget, InvalidInput
+from ..model import Identity, new_id
 from ..pipeline.llm import message_text as _text
-from ..pipeline.queue import QueueFull, UpdateQueue
+from ..pipeline.queue import QueueFull, RemoteUpdates, UpdateQueue
 from ..tokens import TokenCounter, counter_for_model
 
 log = logging.getLogger("archivist.langchain")
@@ -127,6 +128,17 @@ def _originals(originals: list[Any], converted: list[Any], kept: list[Any]) -> l
         original, content = by_id.get(m.id, (None, None))
         if original is not None:
             out.append(original if content == m.content else original.model_copy(update={"content": m.content}))
+    return out
+
+
+def _wire(m: Any) -> dict[str, Any]:
+    """A converted history message as the REST API takes it (the id it was given kept)."""
+    out = {"id": m.id, "role": m.role if m.role in ("user", "assistant", "tool") else "user", "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.get("id"), "name": c.get("name") or "tool", "args": c.get("args") or {}}
+                             for c in m.tool_calls]
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
     return out
 
 
@@ -202,14 +214,25 @@ class MemoryMiddleware(AgentMiddleware):
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise ValueError(f"{name} must be an integer ≥ {least}, got {value!r}")
         super().__init__()
+        from ..client import AsyncRemoteMemory, RemoteMemory
+
+        if isinstance(memory, AsyncRemoteMemory):
+            raise InvalidInput("MemoryMiddleware takes RemoteMemory (its calls run off the event loop), "
+                               "not AsyncRemoteMemory")
+        # over a server, the server assembles each view (POST /context) and learns each turn
+        self.remote = isinstance(memory, RemoteMemory)
+        if self.remote and (extractor is not None or queue is not None or summarize_idle_after is not None):
+            raise InvalidInput("over a server, extraction, its queue and session summaries are the server's: "
+                               "give MemoryMiddleware(RemoteMemory(...)) none of extractor, queue, "
+                               "summarize_idle_after")
         self.memory, self.agent, self.mode, self.budget, self.reserve = memory, agent, mode, budget, reserve
         self.top_k, self.max_tool_chars, self.counter = top_k, max_tool_chars, counter
         self.human_tools = frozenset(human_tools)
         self.summarize_idle_after = summarize_idle_after
         self.assembler_options = dict(assembler_options or {})
         self.opted_out = opt_out is True or (isinstance(opt_out, set) and agent in opt_out)
-        self.queue = queue or UpdateQueue(memory, extractor=extractor, opted_out=lambda key: self.opted_out,
-                                          consolidate=consolidate)
+        self.queue = RemoteUpdates(memory) if self.remote else queue or UpdateQueue(
+            memory, extractor=extractor, opted_out=lambda key: self.opted_out, consolidate=consolidate)
         self.tools = [memory_search_tool(memory, agent=agent, top_k=top_k)] if mode == "tool" else []
         self.last_trace_id: str | None = None
         self._conversions: dict[tuple, Any] = {}
@@ -287,9 +310,13 @@ class MemoryMiddleware(AgentMiddleware):
             if rows:
                 self._submit(ident, rows)
 
+        if self.remote and memory:
+            return self._assembled_by_server(request, scope, messages[at], history, steps, system, turn, call)
         counter = self._counter(request.model)
-        assembler = scope.assembler(counter=counter, flush=flush, count_cache=self._counts.setdefault(id(counter), {}),
-                                    **self.assembler_options)
+        options = dict(counter=counter, flush=flush, count_cache=self._counts.setdefault(id(counter), {}),
+                       **self.assembler_options)
+        # without its server, the conversation alone is assembled here, under the same budget
+        assembler = Assembler(clock=lambda: datetime.now(UTC), **options) if self.remote else scope.assembler(**options)
         past = [self._converted(m, i) for i, m in enumerate(history)]
         now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
         pinned = [c.id for m, c in zip(history, past) if any(m is t for t in turn)]
@@ -302,12 +329,35 @@ class MemoryMiddleware(AgentMiddleware):
                                  sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
                                  **fields)
         else:  # the conversation alone: no store read can fail here
-            view = assembler.assemble(scope.identity, ContextRequest(_text(messages[at]), **fields), {})
+            who = Identity(ident.tenant, ident.user, self.agent, ident.project)
+            view = assembler.assemble(who, ContextRequest(_text(messages[at]), **fields), {})
         if failure:
             view.trace.failures.append({"source": "assembly", "error": failure + "; this call went without memory"})
-        scope.keep_trace(view.trace)
+        if not self.remote:  # a server stores the traces of the views it assembles
+            scope.keep_trace(view.trace)
         self.last_trace_id = view.trace.id
         rebuilt = [*_originals(history, past, view.history), messages[at], *_originals(steps, now, view.steps)]
+        system_message = None
+        if view.system.strip():
+            system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
+        return request.override(system_message=system_message, messages=rebuilt), view
+
+    def _assembled_by_server(self, request: ModelRequest, scope: Any, asked: Any, history: list[Any],
+                             steps: list[Any], system: str, turn: list[Any],
+                             call: dict[str, Any]) -> tuple[ModelRequest, Any]:
+        """The call's view from the server (``POST /context``): the same inputs as the
+        embedded assembler gets, the view's kept messages mapped back to the agent's own
+        objects. The server counts in its tokenizer and stores the trace (writer keys)."""
+        past = [self._converted(m, i) for i, m in enumerate(history)]
+        now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
+        sections = None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"]
+        view = scope.context(
+            _text(asked), system=system, tools=[_schema(t) for t in request.tools], history=[_wire(c) for c in past],
+            steps=[_wire(c) for c in now], pinned=[c.id for m, c in zip(history, past) if any(m is t for t in turn)],
+            budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, sections=sections,
+            call={k: v for k, v in call.items() if v is not None})
+        self.last_trace_id = view.trace.id
+        rebuilt = [*_originals(history, past, view.history), asked, *_originals(steps, now, view.steps)]
         system_message = None
         if view.system.strip():
             system_message = SystemMessage(content=view.system, additional_kwargs={"archivist": "memory_injected"})
@@ -410,8 +460,8 @@ class MemoryMiddleware(AgentMiddleware):
     # -- tool calls: the raw result is evidence, the conversation gets a projection --
     def _record_tool(self, request: Any, result: Any) -> Any:
         ident = identity_of(getattr(getattr(request, "runtime", None), "context", None))
-        if self.opted_out or ident is None or not isinstance(result, ToolMessage):
-            return result
+        if self.opted_out or ident is None or not isinstance(result, ToolMessage) or self.remote:
+            return result  # over a server the result stays whole in the conversation: no evidence store here
         call = request.tool_call
         raw = _text(result)
         evidence_id = f"tool:{ident.thread}:{call.get('id') or result.tool_call_id}"
@@ -454,6 +504,8 @@ class MemoryMiddleware(AgentMiddleware):
         ident = identity_of(context)
         if self.opted_out or ident is None:
             return None
+        if self.remote:
+            raise InvalidInput("session summaries are written next to the memory: not through a server yet")
         self.queue.wait_idle()
         return self._scope(ident).summarize_session(ident.thread, messages, summarizer=summarizer)
 

@@ -357,11 +357,89 @@ class UpdateQueue:
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until nothing is pending or running (tests, CLIs)."""
-        deadline = time.monotonic() + timeout
+        return wait_for(self._cond, lambda: not (self._batches or self._running), timeout)
+
+
+def wait_for(cond: threading.Condition, done: Callable[[], bool], timeout: float) -> bool:
+    """Wait on ``cond`` until ``done()`` (checked every 50 ms too); False if ``timeout`` passed first."""
+    deadline = time.monotonic() + timeout
+    with cond:
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            cond.wait(min(remaining, 0.05))
+    return True
+
+
+class RemoteUpdates:
+    """The update queue of an agent whose memory is a server (``RemoteMemory``): each
+    turn is sent, in order, to the server's ``learn`` job, and the server filters,
+    extracts, gates and stores it as it does for every client. One daemon thread sends;
+    a turn the server could not take is logged and dropped, never raised into the agent.
+    Messages already sent in a thread (by id) are not sent again, in this process."""
+
+    def __init__(self, memory: Any, *, max_pending: int = 2000) -> None:
+        self.memory, self.max_pending = memory, max_pending
+        self.stats = QueueStats()
+        self._sent: dict[tuple, set[str]] = {}
+        self._pending: list[tuple[QueueKey, list[Any]]] = []
+        self._cond = threading.Condition()
+        self._busy = self._closed = False
+        self._worker = threading.Thread(target=self._run, name="archivist-remote-updates", daemon=True)
+        self._worker.start()
+
+    def submit(self, tenant: str, user: str, agent: str, thread: str, messages: Sequence[Any], *,
+               project: str | None = None) -> int:
+        key = QueueKey(tenant, user, agent, thread, project)
+        items = [(to_message(m, i).id, m) for i, m in enumerate(messages)]
         with self._cond:
-            while self._batches or self._running:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(min(remaining, 0.05))
-        return True
+            if self._closed:
+                raise QueueFull("the queue is draining and takes no new work")
+            sent = self._sent.setdefault(key, set())
+            fresh = [(mid, m) for mid, m in items if mid not in sent]
+            self.stats.submitted += len(items)
+            self.stats.duplicates += len(items) - len(fresh)
+            if not fresh:
+                return 0
+            if sum(len(batch) for _, batch in self._pending) + len(fresh) > self.max_pending:
+                self.stats.rejected_full += 1
+                raise QueueFull(f"{self.max_pending} messages are already waiting to be sent")
+            sent.update(mid for mid, _ in fresh)
+            self._pending.append((key, [m for _, m in fresh]))
+            self._cond.notify_all()
+            return len(fresh)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closed:
+                    self._cond.wait()
+                if not self._pending:
+                    return
+                key, batch = self._pending.pop(0)
+                self._busy = True
+            try:
+                scope = self.memory.scope(key.tenant, key.user, key.agent, key.project)
+                scope.learn(batch, thread_id=key.thread)
+                self.stats.batches += 1
+            except Exception as exc:  # the agent goes on without this update
+                self.stats.failed_batches += 1
+                log.error("memory update not sent to the server: %s: %s", type(exc).__name__, exc)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        return wait_for(self._cond, lambda: not (self._pending or self._busy), timeout)
+
+    def when_idle(self, *args: Any, **kwargs: Any) -> None:
+        raise ArchivistError("session summaries are written where the memory is: not through a server yet")
+
+    def drain(self, timeout: float | None = 30.0) -> bool:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._worker.join(timeout)
+        return not self._worker.is_alive()

@@ -45,6 +45,7 @@ from ..errors import (
     TraceNotFound,
     WriteRejected,
 )
+from ..context.assemble import SECTIONS
 from ..memory import MAX_QUERY_CHARS
 from ..model import Category, Identity, new_id
 from ..pipeline.governance import GovernanceConfig
@@ -146,6 +147,16 @@ class MessageIn(Strict):
     role: Literal["user", "assistant", "tool", "system"]
     content: str = Field(max_length=100_000)
     name: str | None = Field(default=None, max_length=200, description="Who spoke (kept with the episode).")
+    metadata: dict[str, Any] | None = Field(default=None, description=(
+        "What the conversation filter reads: origin (e.g. user, memory, runtime), hidden, via_tool; "
+        "at most 4,000 characters as JSON."))
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and len(json.dumps(value, default=str)) > 4000:
+            raise ValueError("metadata is at most 4,000 characters as JSON")
+        return value
 
 
 class IngestBody(Strict):
@@ -175,12 +186,20 @@ class EvidenceIn(Strict):
     required: bool = Field(default=False, description="Protected: the call fails rather than leave it out.")
 
 
+class ToolCallIn(Strict):
+    id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
+    name: str = Field(min_length=1, max_length=200, pattern=PRINTABLE)
+    args: dict[str, Any] = Field(default={}, description="The call's arguments as the model gave them.")
+
+
 class HistoryIn(Strict):
     id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
     role: Literal["user", "assistant", "tool"]
     content: str = Field(max_length=100_000, pattern=r"^[^\x00]*$")
     name: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
     tool_call_id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
+    tool_calls: list[ToolCallIn] = Field(default=[], max_length=128,
+                                         description="An assistant message's tool calls (kept whole with their results).")
 
 
 class ContextBody(Strict):
@@ -200,6 +219,22 @@ class ContextBody(Strict):
                                 description="The task whose state to show.")
     memory_k: int = Field(default=8, ge=0, le=100)
     episode_k: int = Field(default=4, ge=0, le=100)
+    steps: list[HistoryIn] = Field(default=[], max_length=2000, description=(
+        "An agent's own run after the request: tool calls and their results, in order (protected, never trimmed)."))
+    pinned: list[Annotated[str, Field(max_length=200, pattern=PRINTABLE)]] = Field(
+        default=[], max_length=2000, description="Ids of history messages kept whole (this turn's input before the request).")
+    sections: list[Literal[SECTIONS]] | None = Field(
+        default=None, max_length=20, description="Only these sections (default: the planner decides).")
+    thread_id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE,
+                                  description="The agent thread this call belongs to (kept in the trace).")
+    run_id: str | None = Field(default=None, max_length=200, pattern=PRINTABLE)
+    call_index: int | None = Field(default=None, ge=0, le=1_000_000)
+
+
+def kept_message(m: Any) -> dict[str, Any]:
+    """A message the view kept, by the id it was sent with (its content as the view has it:
+    an old tool result may be cleared)."""
+    return {"id": m.id, "role": m.role, "content": m.content}
 
 
 class ResolveBody(Strict):
@@ -207,11 +242,14 @@ class ResolveBody(Strict):
                              description="The fact of the conflict that holds; the others are retired.")
 
 
+NO_NUL = r"^[^\x00]*$"  # text a store can hold: anything but NUL
+
+
 class TaskBody(Strict):
-    goal: str = Field(min_length=1, max_length=4000)
-    criteria: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=50)
-    done: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=200)
-    missing: list[Annotated[str, Field(max_length=1000)]] = Field(default=[], max_length=200)
+    goal: str = Field(min_length=1, max_length=4000, pattern=NO_NUL)
+    criteria: list[Annotated[str, Field(max_length=1000, pattern=NO_NUL)]] = Field(default=[], max_length=50)
+    done: list[Annotated[str, Field(max_length=1000, pattern=NO_NUL)]] = Field(default=[], max_length=200)
+    missing: list[Annotated[str, Field(max_length=1000, pattern=NO_NUL)]] = Field(default=[], max_length=200)
     based_on: int = Field(default=0, ge=0, description="The version this write replaces (0: none yet).")
 
 
@@ -522,6 +560,10 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         kwargs: dict[str, Any] = {"budget": body.budget, "reserve": body.reserve, "memory_k": body.memory_k,
                                   "episode_k": body.episode_k, "task_id": body.task_id, "tools": body.tools,
                                   "history": [m.model_dump(exclude_none=True) for m in body.history],
+                                  "steps": [m.model_dump(exclude_none=True) for m in body.steps],
+                                  "pinned": list(body.pinned), "sections": body.sections,
+                                  "call": {k: v for k, v in (("thread_id", body.thread_id), ("run_id", body.run_id),
+                                                             ("call_index", body.call_index)) if v is not None},
                                   "evidence": [e if isinstance(e, str) else e.model_dump(exclude_none=True)
                                                for e in body.evidence],
                                   "reference": [e.model_dump(exclude_none=True) for e in body.reference]}
@@ -532,7 +574,8 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
                                                   persist_evidence=p.can("writer"), **kwargs)
         stored = p.can("writer")
         return {"messages": view.to_messages(), "tokens": view.tokens, "trace_id": view.trace.id if stored else None,
-                "trace_stored": stored, "trace": view.trace.as_dict()}
+                "trace_stored": stored, "trace": view.trace.as_dict(), "system": view.system,
+                "history": [kept_message(m) for m in view.history], "steps": [kept_message(m) for m in view.steps]}
 
     @app.get("/v1/users/{user}/traces/{trace_id}", tags=["context"], operation_id="getTrace")
     def trace(p: Caller, user: UserPath, trace_id: FactPath, x_agent: AgentHeader = "default") -> S.Trace:

