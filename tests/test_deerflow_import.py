@@ -413,5 +413,5 @@ def test_cli_import_prints_the_counts(deer, tmp_path):
     assert "added 3" in text and "refused by the gate: transactional 1" in text
     assert "not carried: memory.json section petPeeves 1" in text
     again = CliRunner().invoke(app, ["import", str(deer.root), "--format", "deerflow", "--db", str(db), "--json"])
-    data = json.loads(again.output)
+    data = json.loads(again.stdout)
     assert (data["added"], data["updated"], data["unchanged"]) == (0, 0, 3)

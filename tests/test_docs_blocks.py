@@ -4,7 +4,6 @@ one test per block, in page order, each page one reader's session."""
 from __future__ import annotations
 
 import pytest
-
 from docs_blocks import PAGES, ROOT, Session, blocks, reader_dir
 
 BLOCKS = [b for page in PAGES for b in blocks(page)]

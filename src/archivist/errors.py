@@ -21,6 +21,7 @@
     ├── EmbedderMismatch             the store's vectors come from another model/dimension
     └── StoreError                   the store could not do its job
         ├── StoreLocked              another writer held the database past the timeout
+        ├── StoreNotFound            a read named a store file that does not exist
         ├── StoreCorrupt             the file is not a database or failed its checks
         └── SchemaTooNew             the file was written by a newer archivist
 """
@@ -152,6 +153,11 @@ class StoreConflict(StoreError):
 
 class StoreLocked(StoreError):
     pass
+
+
+class StoreNotFound(StoreError, LookupError):
+    """A command that only reads named a store that does not exist; it is never created
+    by reading (a mistyped path would otherwise become an empty store)."""
 
 
 class StoreCorrupt(StoreError):

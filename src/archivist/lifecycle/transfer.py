@@ -143,6 +143,8 @@ def export_records(memory: MemoryPort, tenant: str, user: str) -> Iterator[dict[
     profile = store.get_profile(Identity(tenant, user, agents[0]))
     for name in sorted(profile.sections):
         s = profile.sections[name]
+        if not s.summary.strip():  # every sentence went with the facts it stated: nothing to carry
+            continue
         yield {"type": "profile_section", "section": name, "summary": s.summary, "updated_at": s.updated_at.isoformat(),
                "source_message_ids": list(s.source_message_ids)}
     for pref in store.get_preferences(Identity(tenant, user, agents[0])):
@@ -245,6 +247,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
     other: list[tuple[str, Any]] = []
     seen: dict[str, int] = {}
     other_lines: list[int] = []  # the line of each record in ``other``
+    skipped_notes: list[str] = []  # records that carry nothing (said so in the report)
     for number, r in records:
         where = f"{source}:{number}"
         kind = r["type"]
@@ -265,6 +268,10 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                 seen[card.id] = number
                 (episodes if kind == "episode" else facts).append((number, card))
             elif kind == "profile_section":
+                if isinstance(r.get("summary"), str) and not r["summary"].strip():
+                    skipped_notes.append(f"{source}:{number}: empty profile section {r.get('section')!r} skipped "
+                                         "(its sentences went with their facts)")
+                    continue
                 check_text(r["summary"], "summary", max_chars=8000)
                 other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
                                                    tuple(r.get("source_message_ids") or ()))))
@@ -301,6 +308,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
     _check_links(facts, source)
     _check_against_store(store, facts, other, tenant, target, source)
     report = ImportReport()
+    report.notes.extend(skipped_notes)
     kept = []
     for number, fact in facts:  # forgotten content stays forgotten; every fact passes the gate
         admitted = admit(fact, memory.governance)

@@ -9,20 +9,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreNotFound
 from .base import Store
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two letters at least: C:\ is a drive
 
 
-def _sqlite(target: str, options: dict[str, Any]) -> Store:
+def _sqlite(target: str | Path, options: dict[str, Any]) -> Store:
     from .sqlite import SQLiteStore
 
-    if scheme(target) == "sqlite":
+    if isinstance(target, str) and scheme(target) == "sqlite":
         path = target[len("sqlite:"):]
         if not path.startswith("//") or not path[2:]:
             raise StoreError(f"{target!r}: a SQLite URL is sqlite://PATH (sqlite:///abs/path.db)")
         target = path[2:]
+    if not options.pop("create", True) and str(target) != ":memory:" and not Path(target).is_file():
+        raise StoreNotFound(f"no store at {target}: create it with `archivist init --db {target}`, "
+                            "or name the store you meant (--db, $ARCHIVIST_DB)")
     return SQLiteStore(target, **options)
 
 
@@ -33,6 +36,7 @@ def _postgres(target: str, options: dict[str, Any]) -> Store:
     if not target[len(name) + 1:].startswith("//"):
         raise StoreError(f"{target.split('@')[-1]!r}: a PostgreSQL DSN is postgresql://[user@]host/dbname")
     options.pop("vector_index", None)  # vectors live in the database (pgvector)
+    options.pop("create", None)  # a database is created by its administrator, never here
     return PostgresStore(name + target[len(name):], **options)
 
 
@@ -59,11 +63,11 @@ def open_store(target: str | Path, **options: Any) -> Store:
     """A SQLite file path (or ``sqlite://PATH``), or a ``postgresql://`` DSN: the only
     thing that changes between an embedded store and a shared database. A string that
     starts like another scheme (``mysql:``, ``file:``) is an error, never a file of that
-    name: a file whose name has a colon is written ``./name:with:colons.db``."""
+    name: a file whose name has a colon is written ``./name:with:colons.db``.
+    ``create=False`` raises :class:`~archivist.errors.StoreNotFound` instead of creating
+    a SQLite file that does not exist (what a command that only reads wants)."""
     if isinstance(target, Path):  # always a file, whatever its name looks like
-        from .sqlite import SQLiteStore
-
-        return SQLiteStore(target, **options)
+        return _sqlite(target, options)
     target = target.strip()
     name = scheme(target)
     if name is None:

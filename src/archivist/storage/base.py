@@ -236,6 +236,8 @@ class Store(BackgroundWork, ABC):
 
     @abstractmethod
     def revoke_api_key(self, key_id: str, at: datetime) -> bool: ...
+    @abstractmethod
+    def api_keys(self) -> list[ApiKeyRecord]: ...  # active keys, oldest first, with created_at; never a hash
 
     # -- update queue watermark ---------------------------------------------------
     @abstractmethod

@@ -5,7 +5,7 @@ index rows keep working, while every field has a name and a type."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 
 class ApiKeyRecord(TypedDict):
@@ -15,6 +15,7 @@ class ApiKeyRecord(TypedDict):
     agents: list[str]
     role: str
     label: str | None
+    created_at: NotRequired[str]  # listed keys only
 
 
 class ReviewItemRecord(TypedDict):

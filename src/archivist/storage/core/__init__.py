@@ -65,6 +65,10 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, IngestJobRows, F
         return self.eraser.purge(full=full, **options)
 
     def close(self) -> None:
+        """Idempotent: a second close (a ``with`` block after an explicit close) does nothing."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         self._stop_eraser()  # forgets this process made are erased before it lets go of the store
         self.vector_store.close()
         self.db.close()

@@ -107,6 +107,11 @@ class AdminRows(Scoped):
                                        "WHERE key_hash = ? AND revoked_at IS NULL", (key_hash,))
         return api_key_from_row(rows[0]) if rows else None
 
+    def api_keys(self):
+        rows = self._read(MAINTENANCE, "SELECT id, tenant, users, agents, role, label, created_at FROM api_keys "
+                                       "WHERE revoked_at IS NULL ORDER BY created_at, id", ())
+        return [{**api_key_from_row(r[:6]), "created_at": str(r[6])} for r in rows]
+
     def revoke_api_key(self, key_id, at):
         with self.transaction():
             return self._write(MAINTENANCE, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",

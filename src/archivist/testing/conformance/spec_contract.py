@@ -193,8 +193,12 @@ def test_keys_users_and_what_an_export_lists(backend):
         store.put_api_key("key-1", "hash-1", "t1", ["alice"], ["*"], "user", "a label", AT)
         assert store.find_api_key("hash-1") == {"id": "key-1", "tenant": "t1", "users": ["alice"], "agents": ["*"],
                                                 "role": "user", "label": "a label"}
+        store.put_api_key("key-2", "hash-2", "t2", ["*"], ["coder"], "admin", None, AT)
+        assert [(k["id"], k["tenant"], k["role"], k["created_at"][:4]) for k in store.api_keys()] == \
+            [("key-1", "t1", "user", "2026"), ("key-2", "t2", "admin", "2026")]  # oldest first, never a hash
+        assert "hash-1" not in str(store.api_keys())
         assert store.revoke_api_key("key-1", AT) and not store.revoke_api_key("key-1", AT)
-        assert store.find_api_key("hash-1") is None
+        assert store.find_api_key("hash-1") is None and [k["id"] for k in store.api_keys()] == ["key-2"]
         mem.scope("t1", "alice", "coder", project="apollo").remember_many(
             [{"content": "In this project Apollo ships on Friday.", "scope": "project"}])
         store.put_evidence(Evidence("doc", Identity("t1", "dana", "reader"), "tool", "a result", None, AT))
