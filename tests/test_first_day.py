@@ -173,3 +173,40 @@ def test_an_older_export_with_an_empty_profile_section_still_imports(tmp_path):
     out.write_text("\n".join([lines[0], json.dumps(empty), *lines[1:]]) + "\n", encoding="utf-8")
     proc = run("import", str(out), "--db", str(tmp_path / "other.db"))
     assert "empty profile section 'personal_context' skipped" in proc.stdout
+
+
+def test_every_table_has_json_and_a_redirected_table_keeps_whole_cells(tmp_path):
+    db = str(tmp_path / "m.db")
+    assert json.loads(run("init", "--db", db, "--json").stdout)["schema_version"] >= 1
+    long = "The user keeps a very long note about the migration plan of the payments service, step by step."
+    run("remember", long, "--user", "alice", "--db", db, "--embedder", "none")
+    table = run("facts", "--user", "alice", "--db", db).stdout  # stdout is a pipe here
+    assert long in table and "…" not in table
+    assert json.loads(run("reindex", "--db", db, "--json").stdout) == {"reindexed": 1, "embedder": None}
+    assert json.loads(run("purge", "--db", db, "--json").stdout) == {"rewrote": []}
+    assert json.loads(run("purge", "--jobs", "--db", db, "--json").stdout) == []
+    run("context", "--user", "alice", "--query", "payments migration", "--db", db, "--embedder", "none")
+    why = json.loads(run("trace", "why", "latest", "migration", "--user", "alice", "--db", db, "--json").stdout)
+    assert why["answer"].startswith("selected") and why["subject"] == "migration"
+
+
+def test_forget_takes_the_short_id_a_table_prints(tmp_path):
+    db = str(tmp_path / "m.db")
+    fact = json.loads(run("remember", "The user's cat is called Mimi.", "--user", "alice", "--db", db,
+                          "--json").stdout)
+    run("forget", "--user", "alice", "--fact", fact["id"][-8:], "--db", db)
+    assert json.loads(run("facts", "--user", "alice", "--db", db, "--json").stdout) == []
+    proc = run("forget", "--user", "alice", "--fact", "nosuchid", "--db", db, check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 2  # the store line, one error line
+
+
+def test_a_missing_extra_is_one_line(tmp_path):
+    code = ("import sys; sys.modules['fastapi'] = None; sys.argv = ['archivist', 'serve', '--db', %r]; "
+            "from archivist.cli import main; main()" % str(tmp_path / "m.db"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=reader_env(), timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "error: this needs the 'server' extra (fastapi is not installed): pip install 'archivist[server]', "
+        "or from a checkout: pip install -e '.[server]'")
+    proc = run("eval", "convert", "locomo", str(tmp_path / "missing.json"), check=False)
+    assert proc.returncode == 1 and proc.stderr.strip() == f"error: {tmp_path / 'missing.json'}: no such file or directory"

