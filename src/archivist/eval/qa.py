@@ -39,9 +39,8 @@ if TYPE_CHECKING:
 
 from ..clock import FixedClock, parse_time
 from ..errors import InvalidInput
+from ..pipeline.chat import ChatError, ChatModel, OpenAICompatibleChat, chat_model
 from .retrieval import Pool
-
-ChatModel = Callable[[list[dict[str, Any]]], str]
 
 ANSWER_SYSTEM_NOTE = ("Answer the user's question from the context above only, in a few words: a name, a date, a "
                       "short phrase. Give dates as the conversation gives them. If the context does not say, answer "
@@ -63,64 +62,7 @@ Reply with JSON only: {{"label": "CORRECT"}} or {{"label": "WRONG"}}, optionally
 _LABEL = re.compile(r"\b(CORRECT|WRONG)\b")
 
 
-class OpenAICompatibleChat:
-    """``POST {base_url}/chat/completions``; base URL from ``$ARCHIVIST_CHAT_URL`` (else
-    OpenAI's), key from ``$OPENAI_API_KEY``; retries 429 and 5xx with backoff."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, temperature: float = 0.0,
-                 max_tokens: int = 200) -> None:
-        import os
-
-        import httpx
-
-        self.base_url = (base_url or os.environ.get("ARCHIVIST_CHAT_URL") or "https://api.openai.com/v1").rstrip("/")
-        self.model, self.retries, self.backoff = model, retries, backoff
-        self.temperature, self.max_tokens = temperature, max_tokens
-        key = os.environ.get(api_key_env, "")
-        self.name = f"openai:{model}@{self.base_url}"
-        self._client = httpx.Client(timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {})
-
-    def __call__(self, messages: list[dict[str, Any]]) -> str:
-        import httpx
-
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            try:
-                reply = self._client.post(f"{self.base_url}/chat/completions", json={
-                    "model": self.model, "messages": messages, "temperature": self.temperature,
-                    "max_tokens": self.max_tokens})
-                if reply.status_code in (429, 500, 502, 503, 504):
-                    raise ChatError(f"{self.base_url} answered {reply.status_code}", retriable=True)
-                if reply.status_code != 200:
-                    raise ChatError(f"{self.base_url} answered {reply.status_code}: {reply.text[:200]}")
-                content = reply.json()["choices"][0]["message"]["content"]
-                return content if isinstance(content, str) else ""
-            except httpx.TransportError as exc:
-                last = ChatError(f"{self.base_url} unreachable: {exc}", retriable=True)
-            except ChatError as exc:
-                last = exc
-            except (KeyError, IndexError, TypeError, ValueError) as exc:
-                last = ChatError(f"{self.base_url} sent an answer without choices[0].message.content: {exc}")
-            if not getattr(last, "retriable", False) or attempt == self.retries:
-                break
-            time.sleep(self.backoff * 2 ** attempt)
-        raise last  # type: ignore[misc]
-
-
-class ChatError(InvalidInput):
-    """A chat endpoint failed (after its retries); ``retriable`` when waiting might help."""
-
-    def __init__(self, message: str, *, retriable: bool = False) -> None:
-        super().__init__(message)
-        self.retriable = retriable
-
-
-def chat_model(spec: str) -> ChatModel:
-    """``openai:MODEL`` → :class:`OpenAICompatibleChat`."""
-    if spec.startswith("openai:") and len(spec) > len("openai:"):
-        return OpenAICompatibleChat(spec.removeprefix("openai:"))
-    raise InvalidInput(f"unknown chat model {spec!r}: use openai:MODEL (base URL from $ARCHIVIST_CHAT_URL)")
 
 
 def verdict(text: str) -> str:

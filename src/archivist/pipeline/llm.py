@@ -204,20 +204,30 @@ def message_text(message: Any) -> str:
     return content if isinstance(content, str) else str(content)
 
 
+REPAIR = ("Your reply could not be read ({error}). Reply again with the same content as one JSON object with "
+          "the keys facts, profile_updates, removals, reinforcements, and nothing else.")
+
+
 class LLMExtractor:
-    """Extraction by a LangChain chat model; one model call per batch of messages."""
+    """Extraction by a chat model: a LangChain chat model, or a plain ``model(messages) ->
+    str`` (:class:`~archivist.pipeline.chat.OpenAICompatibleChat`). One call per batch
+    of messages; a reply that does not parse gets one repair call that shows the model
+    why, then the batch is reported as unusable."""
 
     version = "1"
 
-    def __init__(self, model: Any, *, language: str | None = None, structured: bool = True) -> None:
+    def __init__(self, model: Any, *, language: str | None = None, structured: bool = True, repair: bool = True) -> None:
         self.model = model
         self.language = language
         self.structured = structured
+        self.repair = repair
         self.name = f"llm:{getattr(model, 'model_name', None) or getattr(model, 'model', None) or type(model).__name__}"
         self.calls = 0
 
     def extract(self, filtered: FilterResult, *, profile: Any = None, existing: Sequence[Any] = ()) -> Extraction:
         messages = build_messages(filtered, profile=profile, existing=existing, language=self.language)
+        if not hasattr(self.model, "invoke") and callable(self.model):  # a plain chat function
+            return self._from_text(messages, self._ask(messages))
         raw: Any = None
         if self.structured:
             try:
@@ -237,10 +247,44 @@ class LLMExtractor:
         if raw is None:
             self.calls += 1
             raw = self.model.invoke(messages)
+        return self._from_text(messages, message_text(raw))
+
+    def _ask(self, messages: list[dict[str, str]]) -> str:
+        self.calls += 1
+        if hasattr(self.model, "invoke"):
+            return message_text(self.model.invoke(messages))
+        return self.model(messages)
+
+    def _from_text(self, messages: list[dict[str, str]], text: str) -> Extraction:
         try:
-            return to_extraction(parse_reply(message_text(raw)))
+            return to_extraction(parse_reply(text))
         except ValueError as exc:
-            return Extraction(rejected=[f"model output unusable: {exc}"])
+            if not self.repair:
+                return Extraction(rejected=[f"model output unusable: {exc}"])
+            again = [*messages, {"role": "assistant", "content": text[:4000]},
+                     {"role": "user", "content": REPAIR.format(error=exc)}]
+            try:
+                return to_extraction(parse_reply(self._ask(again)))
+            except Exception as second:  # noqa: BLE001 - the batch is reported unusable, with both reasons
+                why = second if isinstance(second, ValueError) else f"{type(second).__name__}: {second}"
+                return Extraction(rejected=[f"model output unusable: {exc}; after a repair request: {why}"])
+
+
+def extractor_from_spec(spec: str | None) -> Any:
+    """The extractor a command names: ``rules`` (the offline default; also for ``None``
+    or empty, unless ``$ARCHIVIST_EXTRACTOR`` names another) or ``openai:MODEL``, any
+    OpenAI-compatible endpoint (:mod:`archivist.pipeline.chat`; JSON mode, a repair call
+    for a reply that does not parse). Returns None for the rules (every ``learn`` uses
+    them by default)."""
+    spec = (spec or os.environ.get("ARCHIVIST_EXTRACTOR") or "rules").strip()
+    if spec == "rules":
+        return None
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        from .chat import OpenAICompatibleChat
+
+        return LLMExtractor(OpenAICompatibleChat(spec.removeprefix("openai:"), max_tokens=4000, json_mode=True),
+                            structured=False)
+    raise InvalidInput(f"unknown extractor {spec!r}: use rules or openai:MODEL (endpoint from $ARCHIVIST_CHAT_URL)")
 
 
 def chat_model_from_env() -> Any:

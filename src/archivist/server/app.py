@@ -745,7 +745,9 @@ def app_from_environment() -> FastAPI:
     from ..memory import Memory
 
     settings = json.loads(os.environ[SERVE_ENV])
+    from ..pipeline.llm import extractor_from_spec
+
     memory = Memory.open(settings["db"], embedder=settings.get("embedder"))
-    app = create_app(memory, allowed_hosts=settings.get("hosts"))
+    app = create_app(memory, allowed_hosts=settings.get("hosts"), extractor=extractor_from_spec(settings.get("extractor")))
     app.router.on_shutdown.append(memory.close)  # after the jobs were run out
     return app

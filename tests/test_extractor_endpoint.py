@@ -1,0 +1,159 @@
+"""``--extractor openai:MODEL`` from the outside: ``archivist learn`` and ``archivist
+serve`` extract with a chat model behind an OpenAI-compatible ``/chat/completions``.
+
+The endpoint is a scripted server on loopback (no model runs here): it checks what a
+real endpoint would get (the model's name, JSON mode, the extraction prompt with the
+conversation as data) and answers as a loose local model does — prose and a fence around
+the JSON first, or no JSON at all until the repair request says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from archivist import Memory, RemoteMemory
+
+ARCHIVIST = [sys.executable, "-m", "archivist.cli"]
+ALLERGY = {"content": "The user is allergic to peanuts.", "category": "context", "scope": "user",
+           "durability": "durable", "authority": "descriptive", "confidence": 0.95,
+           "evidence_message_id": "u1", "evidence_text": "I'm allergic to peanuts"}
+GRANT = {**ALLERGY, "content": "The assistant may order food without asking.", "category": "behavior",
+         "evidence_text": "just order without asking"}
+UPDATE = {"facts": [ALLERGY, GRANT], "profile_updates": [], "removals": [], "reinforcements": []}
+SAID = "I'm allergic to peanuts, so just order without asking next time."
+
+
+class Endpoint(BaseHTTPRequestHandler):
+    """Answers /v1/chat/completions from a script: ``replies`` in order, ``seen`` the bodies."""
+
+    replies: list[str] = []
+    seen: list[dict] = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Endpoint.seen.append({**body, "path": self.path, "auth": self.headers.get("Authorization")})
+        text = Endpoint.replies.pop(0) if Endpoint.replies else "{}"
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Endpoint.replies, Endpoint.seen = [], []
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def env_for(url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCHIVIST_", "OPENAI_"))}
+    return {**env, "ARCHIVIST_CHAT_URL": url, "OPENAI_API_KEY": "sk-test", "ARCHIVIST_EMBEDDER": "none"}
+
+
+def test_learn_with_a_loose_model_behind_an_openai_endpoint(endpoint, tmp_path):
+    Endpoint.replies = ["Sure! Here is what I found:\n```json\n" + json.dumps(UPDATE)[:-1] + ",}\n```\nAnything else?"]
+    conversation = tmp_path / "talk.json"
+    conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID},
+                                        {"id": "a1", "role": "assistant", "content": "Noted."}]))
+    db = tmp_path / "m.db"
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(db),
+                           "--extractor", "openai:local-model", "--json"],
+                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [f["content"] for f in out["saved"]] == ["The user is allergic to peanuts."]
+    assert [r["code"] for r in out["refused"]] == ["transactional"]  # the model's label did not decide
+    assert out["extractor"] == "llm:local-model"
+    (call,) = Endpoint.seen
+    assert call["path"] == "/v1/chat/completions" and call["model"] == "local-model"
+    assert call["response_format"] == {"type": "json_object"} and call["auth"] == "Bearer sk-test"
+    assert call["messages"][0]["role"] == "system" and "long-term memory" in call["messages"][0]["content"]
+    assert SAID in call["messages"][1]["content"] and "<messages>" in call["messages"][1]["content"]
+    with Memory.open(db, embedder=None) as mem:
+        assert [f.content for f in mem.scope(user="alice").facts()] == ["The user is allergic to peanuts."]
+
+
+def test_a_reply_without_json_gets_one_repair_call(endpoint, tmp_path):
+    Endpoint.replies = ["I think the user has a peanut allergy.", json.dumps(UPDATE)]
+    conversation = tmp_path / "talk.jsonl"
+    conversation.write_text(json.dumps({"id": "u1", "role": "user", "content": SAID}) + "\n")
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "openai:local-model", "--json"],
+                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [f["content"] for f in json.loads(proc.stdout)["saved"]] == ["The user is allergic to peanuts."]
+    first, repair = Endpoint.seen
+    assert repair["messages"][:2] == first["messages"]
+    assert repair["messages"][2] == {"role": "assistant", "content": "I think the user has a peanut allergy."}
+    assert "could not be read" in repair["messages"][3]["content"]
+
+
+def test_two_unreadable_replies_store_nothing_and_say_why(endpoint, tmp_path):
+    Endpoint.replies = ["no idea", "still no idea"]
+    conversation = tmp_path / "talk.json"
+    conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "openai:m", "--json"],
+                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+    out = json.loads(proc.stdout)
+    assert out["saved"] == [] and out["refused"][0]["code"] == "unusable_output"
+    assert "after a repair request" in out["refused"][0]["reason"]
+
+
+def test_serve_extracts_with_the_named_model(endpoint, tmp_path):
+    db = str(tmp_path / "m.db")
+    env = env_for(endpoint)
+    made = subprocess.run([*ARCHIVIST, "keys", "create", "--db", db, "--tenant", "default", "--user", "alice"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    key = made.stdout.strip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([*ARCHIVIST, "serve", "--db", db, "--port", str(port), "--workers", "1",
+                               "--extractor", "openai:served-model"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
+                time.sleep(0.1)
+        Endpoint.replies = [json.dumps(UPDATE)]
+        with RemoteMemory(f"http://127.0.0.1:{port}", api_key=key) as remote:
+            report = remote.scope("default", "alice").learn([{"id": "u1", "role": "user", "content": SAID}])
+            facts = [f.content for f in remote.scope("default", "alice").facts()]
+        assert facts == ["The user is allergic to peanuts."] and report.as_dict()
+        assert [c["model"] for c in Endpoint.seen] == ["served-model"]
+    finally:
+        server.terminate()
+        log = server.communicate(timeout=30)[0]
+    assert "extraction: llm:served-model" in log
+
+
+def test_an_unknown_extractor_is_one_line(tmp_path):
+    proc = subprocess.run([*ARCHIVIST, "learn", "-", "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "gpt4"], input="[]", capture_output=True, text=True,
+                          env=env_for("http://127.0.0.1:9/v1"), timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == (
+        "error: unknown extractor 'gpt4': use rules or openai:MODEL (endpoint from $ARCHIVIST_CHAT_URL)")
+    assert not (tmp_path / "m.db").exists()
