@@ -2,10 +2,9 @@
 `learn` or an agent with MemoryMiddleware, questions answered from what the product keeps."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from openai_endpoint import ScriptedEndpoint
 
 from archivist.cli import app
 from archivist.errors import InvalidInput
@@ -134,31 +133,13 @@ def test_a_wrong_answer_is_wrong_and_an_unreadable_verdict_counts_as_wrong(tmp_p
     assert "Question: Q?" in prompt and "Gold answer: G" in prompt and "Answer to grade: A" in prompt
 
 
-class FakeOpenAI(BaseHTTPRequestHandler):
-    """An OpenAI-compatible /chat/completions on loopback: answers and judges like the scripted models."""
-
-    calls: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        assert self.path == "/v1/chat/completions" and body["model"] in ("answerer", "grader")
-        FakeOpenAI.calls.append(body["model"])
-        text = reader(body["messages"]) if body["model"] == "answerer" else judge(body["messages"])
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_the_qa_cli_talks_to_an_openai_compatible_endpoint(tmp_path, capsys, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("ARCHIVIST_CHAT_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    def respond(body):
+        assert body["model"] in ("answerer", "grader")
+        return reader(body["messages"]) if body["model"] == "answerer" else judge(body["messages"])
+
+    endpoint = ScriptedEndpoint(respond)
+    monkeypatch.setenv("ARCHIVIST_CHAT_URL", endpoint.url)
     path = tmp_path / "pools.jsonl"
     p = pool()
     path.write_text(json.dumps({"pool": p.name, "language": "en", "items": p.items, "queries": p.queries}) + "\n")
@@ -166,10 +147,12 @@ def test_the_qa_cli_talks_to_an_openai_compatible_endpoint(tmp_path, capsys, mon
         app(["eval", "qa", str(path), "--chat", "openai:answerer", "--judge", "openai:grader", "--embedder", "none",
              "--workdir", str(tmp_path / "w"), "--budget", "2000", "--json"], standalone_mode=False)
     finally:
-        server.shutdown()
+        endpoint.close()
     out = json.loads(capsys.readouterr().out)
     assert out["accuracy"] == 1.0 and out["answered"] == 3
-    assert FakeOpenAI.calls.count("answerer") == 3 and FakeOpenAI.calls.count("grader") == 3
+    models = [c["model"] for c in endpoint.seen]
+    assert models.count("answerer") == 3 and models.count("grader") == 3
+    assert {c["path"] for c in endpoint.seen} == {"/v1/chat/completions"}
 
 
 def test_pool_files_carry_answers_through_the_loader(tmp_path):

@@ -14,11 +14,10 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from openai_endpoint import ScriptedEndpoint
 
 from archivist import Memory, RemoteMemory
 
@@ -32,34 +31,14 @@ UPDATE = {"facts": [ALLERGY, GRANT], "profile_updates": [], "removals": [], "rei
 SAID = "I'm allergic to peanuts, so just order without asking next time."
 
 
-class Endpoint(BaseHTTPRequestHandler):
-    """Answers /v1/chat/completions from a script: ``replies`` in order, ``seen`` the bodies."""
-
-    replies: list[str] = []
-    seen: list[dict] = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Endpoint.seen.append({**body, "path": self.path, "auth": self.headers.get("Authorization")})
-        text = Endpoint.replies.pop(0) if Endpoint.replies else "{}"
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    Endpoint.replies, Endpoint.seen = [], []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    """The endpoint answers with ``replies`` in order (then an empty object)."""
+    replies: list[str] = []
+    scripted = ScriptedEndpoint(lambda body: replies.pop(0) if replies else "{}")
+    scripted.replies = replies
+    yield scripted
+    scripted.close()
 
 
 def env_for(url: str) -> dict[str, str]:
@@ -68,20 +47,20 @@ def env_for(url: str) -> dict[str, str]:
 
 
 def test_learn_with_a_loose_model_behind_an_openai_endpoint(endpoint, tmp_path):
-    Endpoint.replies = ["Sure! Here is what I found:\n```json\n" + json.dumps(UPDATE)[:-1] + ",}\n```\nAnything else?"]
+    endpoint.replies[:] = ["Sure! Here is what I found:\n```json\n" + json.dumps(UPDATE)[:-1] + ",}\n```\nAnything else?"]
     conversation = tmp_path / "talk.json"
     conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID},
                                         {"id": "a1", "role": "assistant", "content": "Noted."}]))
     db = tmp_path / "m.db"
     proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(db),
                            "--extractor", "openai:local-model", "--json"],
-                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+                          capture_output=True, text=True, env=env_for(endpoint.url), timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [f["content"] for f in out["saved"]] == ["The user is allergic to peanuts."]
     assert [r["code"] for r in out["refused"]] == ["transactional"]  # the model's label did not decide
     assert out["extractor"] == "llm:local-model"
-    (call,) = Endpoint.seen
+    (call,) = endpoint.seen
     assert call["path"] == "/v1/chat/completions" and call["model"] == "local-model"
     assert call["response_format"] == {"type": "json_object"} and call["auth"] == "Bearer sk-test"
     assert call["messages"][0]["role"] == "system" and "long-term memory" in call["messages"][0]["content"]
@@ -91,27 +70,27 @@ def test_learn_with_a_loose_model_behind_an_openai_endpoint(endpoint, tmp_path):
 
 
 def test_a_reply_without_json_gets_one_repair_call(endpoint, tmp_path):
-    Endpoint.replies = ["I think the user has a peanut allergy.", json.dumps(UPDATE)]
+    endpoint.replies[:] = ["I think the user has a peanut allergy.", json.dumps(UPDATE)]
     conversation = tmp_path / "talk.jsonl"
     conversation.write_text(json.dumps({"id": "u1", "role": "user", "content": SAID}) + "\n")
     proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
                            "--extractor", "openai:local-model", "--json"],
-                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+                          capture_output=True, text=True, env=env_for(endpoint.url), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert [f["content"] for f in json.loads(proc.stdout)["saved"]] == ["The user is allergic to peanuts."]
-    first, repair = Endpoint.seen
+    first, repair = endpoint.seen
     assert repair["messages"][:2] == first["messages"]
     assert repair["messages"][2] == {"role": "assistant", "content": "I think the user has a peanut allergy."}
     assert "could not be read" in repair["messages"][3]["content"]
 
 
 def test_two_unreadable_replies_store_nothing_and_say_why(endpoint, tmp_path):
-    Endpoint.replies = ["no idea", "still no idea"]
+    endpoint.replies[:] = ["no idea", "still no idea"]
     conversation = tmp_path / "talk.json"
     conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
     proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
                            "--extractor", "openai:m", "--json"],
-                          capture_output=True, text=True, env=env_for(endpoint), timeout=120)
+                          capture_output=True, text=True, env=env_for(endpoint.url), timeout=120)
     out = json.loads(proc.stdout)
     assert out["saved"] == [] and out["refused"][0]["code"] == "unusable_output"
     assert "after a repair request" in out["refused"][0]["reason"]
@@ -119,7 +98,7 @@ def test_two_unreadable_replies_store_nothing_and_say_why(endpoint, tmp_path):
 
 def test_serve_extracts_with_the_named_model(endpoint, tmp_path):
     db = str(tmp_path / "m.db")
-    env = env_for(endpoint)
+    env = env_for(endpoint.url)
     made = subprocess.run([*ARCHIVIST, "keys", "create", "--db", db, "--tenant", "default", "--user", "alice"],
                           capture_output=True, text=True, env=env, timeout=120)
     key = made.stdout.strip()
@@ -138,12 +117,12 @@ def test_serve_extracts_with_the_named_model(endpoint, tmp_path):
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
                 time.sleep(0.1)
-        Endpoint.replies = [json.dumps(UPDATE)]
+        endpoint.replies[:] = [json.dumps(UPDATE)]
         with RemoteMemory(f"http://127.0.0.1:{port}", api_key=key) as remote:
             report = remote.scope("default", "alice").learn([{"id": "u1", "role": "user", "content": SAID}])
             facts = [f.content for f in remote.scope("default", "alice").facts()]
         assert facts == ["The user is allergic to peanuts."] and report.as_dict()
-        assert [c["model"] for c in Endpoint.seen] == ["served-model"]
+        assert [c["model"] for c in endpoint.seen] == ["served-model"]
     finally:
         server.terminate()
         log = server.communicate(timeout=30)[0]
