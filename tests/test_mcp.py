@@ -1,6 +1,8 @@
 """The MCP server over stdio: a real subprocess, a real client session."""
 
 import asyncio
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -156,3 +158,35 @@ def test_streamable_http_will_not_start_without_a_usable_key(tmp_path):
             env={**os.environ, "ARCHIVIST_MCP_KEY": env_key}, capture_output=True, text=True, timeout=60)
         assert out.returncode != 0 and "Traceback" not in out.stderr
         assert "key" in (out.stderr + out.stdout).lower()
+
+
+def _stdio_session(tmp_path):
+    """An MCP session over the real process's stdio, by hand: initialize, list the tools,
+    a call; stdin closes once the call is answered. Returns (replies, stderr)."""
+    env = dict(get_default_environment())
+    env.update(PYTHONPATH=str(Path(archivist.__file__).parents[1]), ARCHIVIST_EMBEDDER="none")
+    proc = subprocess.Popen([sys.executable, "-m", "archivist.cli", "mcp", "--db", str(tmp_path / "m.db"), "--user",
+                             "a"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "search_memory", "arguments": {"query": "tea"}}}]
+    replies = []
+    for request in requests:
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        if "id" in request:
+            replies.append(json.loads(proc.stdout.readline()))
+    proc.stdin.close()
+    proc.wait(60)
+    return replies, proc.stderr.read()
+
+
+def test_calls_are_not_logged(tmp_path):
+    replies, stderr = _stdio_session(tmp_path)
+    assert [r.get("id") for r in replies] == [1, 2, 3] and not any("error" in r for r in replies)
+    assert stderr.strip().splitlines() == [f"store: {tmp_path / 'm.db'}"]  # nothing per call
