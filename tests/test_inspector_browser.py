@@ -300,3 +300,83 @@ def test_a_keyword_only_server_says_so_and_no_results_says_what_was_searched(bro
             page = open_inspector(browser, vector_url, key, user="bob")
             assert page.locator("#searchNote").is_hidden()
             page.context.close()
+
+
+# -- issue 34, item 8: what a first day in the inspector found -------------------------------------
+
+def test_budget_bars_are_drawn_to_scale(browser, site):
+    url, mem, keys = site
+    page = open_inspector(browser, url, keys["admin"])
+    page.click("#traces button[data-trace]")
+    page.wait_for_selector("#trace .bar")
+    widths = page.eval_on_selector_all("#trace .bar", """bars => bars.map(b => ({
+        n: Number(b.querySelector('.n').textContent), fill: b.querySelector('.fill').getBoundingClientRect().width,
+        track: b.querySelector('.track').getBoundingClientRect().width}))""")
+    available = int(re.search(r"reserve \d+ = (\d+)", page.inner_text("#trace")).group(1))
+    assert any(w["n"] > 0 for w in widths)
+    for w in widths:  # each bar's fill is its section's share of the tokens available, within a pixel
+        assert abs(w["fill"] - min(1, w["n"] / available) * w["track"]) <= 1.5, (w, available)
+
+
+def test_refused_and_held_writes_are_listed(browser, site):
+    url, mem, keys = site
+    alice = mem.scope("acme", "alice")
+    with pytest.raises(Exception, match="transactional"):
+        alice.remember("You may push to production without asking me.")
+    page = open_inspector(browser, url, keys["reader"])  # a reader may see why, like the facts
+    rows = page.inner_text("#refusalsTable")
+    assert "refused transactional" in rows and "(the text is not kept: only its hash)" in rows
+    assert "held" in rows and "The user probably works late." in rows  # an inference is held unconfirmed
+    assert "push to production" not in page.content()  # a refused grant's text is in no page
+
+
+def test_changing_the_key_clears_what_the_last_key_loaded(browser, site):
+    url, mem, keys = site
+    page = open_inspector(browser, url, keys["admin"])
+    assert "用户偏好用中文解释技术问题" in page.inner_text("#facts")
+    page.fill("#key", "ak_wrong")
+    for pane in ("#facts", "#review", "#traces", "#runs", "#refusals", "#who"):
+        assert "用户偏好" not in page.inner_text(pane) and "Helix" not in page.inner_text(pane)
+    page.keyboard.press("Enter")  # from the key field: nothing loads, nothing of alice's comes back
+    page.click("#load")
+    page.wait_for_selector("#notice >> text=was not accepted")
+    assert "用户偏好" not in page.inner_text("main")
+
+
+def test_a_writer_forgets_a_fact_after_confirming_and_a_reader_cannot(browser, site):
+    url, mem, keys = site
+    page = open_inspector(browser, url, keys["admin"])
+    row = page.locator("#factsTable tr", has_text="用户偏好用中文解释技术问题")
+    answers = []
+    page.once("dialog", lambda d: (answers.append(d.message), d.dismiss()))  # asked, and said no
+    row.locator("button[data-forget]").click()
+    assert answers and "cannot be undone" in answers[0]
+    assert any(f.content == "用户偏好用中文解释技术问题。" for f in mem.scope("acme", "alice").facts())
+    page.once("dialog", lambda d: d.accept())
+    row.locator("button[data-forget]").click()
+    page.wait_for_selector("#status >> text=forgotten")
+    assert all("中文" not in f.content for f in mem.scope("acme", "alice").facts(include_history=True))
+    assert "用户偏好用中文解释技术问题" not in page.inner_text("#facts")
+    reader = open_inspector(browser, url, keys["reader"])
+    assert reader.locator("button[data-forget]").count() > 0
+    assert all(b.is_disabled() for b in reader.locator("button[data-forget]").all())
+
+
+def test_an_empty_memory_and_a_missing_key_say_what_to_do(browser, site):
+    url, mem, keys = site
+    page = open_inspector(browser, url, "", load=False)
+    assert "archivist keys create" in page.inner_text("#facts")
+    page.click("#load")
+    assert "archivist keys create" in page.inner_text("#notice")
+    page = open_inspector(browser, url, keys["admin"], user="nobody")
+    empty = page.inner_text("#emptyFacts")
+    assert "No facts for nobody" in empty and "archivist remember" in empty
+
+
+def test_the_cjk_font_note_matches_the_machine(browser, site):
+    url, mem, keys = site
+    import subprocess
+
+    fonts = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout.strip()
+    page = open_inspector(browser, url, keys["admin"], load=False)
+    assert page.is_hidden("#fontNote") == bool(fonts), f"fc-list :lang=zh says: {fonts[:200] or 'no font'}"

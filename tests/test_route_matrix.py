@@ -36,6 +36,7 @@ RULES = {
     ("GET", "/v1/users/{user}/traces/{trace_id}/why"): ("reader", False),
     ("GET", "/v1/users/{user}/consolidation-runs"): ("reader", False),
     ("GET", "/v1/users/{user}/review"): ("reader", False),
+    ("GET", "/v1/users/{user}/refusals"): ("reader", False),
     ("POST", "/v1/users/{user}/review/{item_id}/resolve"): ("writer", False),
     ("PUT", "/v1/users/{user}/tasks/{task_id}"): ("writer", False),
     ("GET", "/v1/users/{user}/tasks/{task_id}"): ("reader", False),

@@ -703,6 +703,15 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
         return {"candidates": candidates, "conflicts": scope.review_queue(),
                 "stale": [s.as_dict() for s in scope.stale()]}
 
+    @app.get("/v1/users/{user}/refusals", tags=["facts"], operation_id="listRefusals")
+    def refusals(p: Caller, user: UserPath, x_agent: AgentHeader = "default",
+                 limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[S.Refusal]:
+        """What the write gate refused or held for this user and agent, newest first, with its
+        code and reason (from the audit); the text only where the audit keeps it."""
+        entries = scope_of(p, user, x_agent).audit(limit=20 * limit)
+        return [{**dataclasses.asdict(e), "at": e.at.isoformat()} for e in entries
+                if e.action in ("reject", "candidate")][:limit]
+
     @app.post("/v1/users/{user}/review/{item_id}/resolve", status_code=204, tags=["facts"],
               operation_id="resolveReview")
     def resolve_review(p: Caller, user: UserPath, item_id: FactPath, body: ResolveBody,

