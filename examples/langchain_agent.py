@@ -56,16 +56,24 @@ def main() -> None:
     ap.add_argument("--db", type=Path, default=None)
     ap.add_argument("--mode", choices=("auto", "tool"), default="auto")
     args = ap.parse_args()
-    db = args.db or Path(tempfile.mkdtemp(prefix="archivist-example-")) / "memory.db"
+    if args.db is None:  # a temporary store, removed at the end
+        with tempfile.TemporaryDirectory(prefix="archivist-example-") as tmp:
+            run(Path(tmp) / "memory.db", args.mode)
+    else:
+        run(args.db, args.mode)
+        print(f"store: {args.db}")
+
+
+def run(db: Path, mode: str) -> None:
     real = bool(os.environ.get("ARCHIVIST_LLM_BASE_URL") and os.environ.get("ARCHIVIST_LLM_MODEL"))
 
     memory = Memory.open(db)
     if real:
         llm = chat_model_from_env()
-        middleware = MemoryMiddleware(memory, mode=args.mode, extractor=LLMExtractor(llm))
+        middleware = MemoryMiddleware(memory, mode=mode, extractor=LLMExtractor(llm))
         models = [llm, llm]
     else:
-        middleware = MemoryMiddleware(memory, mode=args.mode)  # the offline rule extractor
+        middleware = MemoryMiddleware(memory, mode=mode)  # the offline rule extractor
         models = [ScriptedModel(messages=iter([AIMessage("好的，以后我会用中文解释。")]), shown=[]),
                   ScriptedModel(messages=iter([AIMessage("数据库事务是一组要么全部成功、要么全部失败的操作。")]), shown=[])]
 
@@ -91,7 +99,6 @@ def main() -> None:
     print_last_trace(memory.scope(user="alice"), "thread-2")
     middleware.close()
     memory.close()
-    print(f"store: {db}")
 
 
 if __name__ == "__main__":

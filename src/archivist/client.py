@@ -318,8 +318,8 @@ class _Ops:
         kinds = [kinds] if isinstance(kinds, str) else list(dict.fromkeys(kinds))
         body = {"query": query, "k": k, "kinds": kinds, **({"mode": mode} if mode else {})}
         response = yield self._call("POST", "search", json=body)
-        return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h["explanation"]) if explain else {})
-                for h in response.json()]
+        return [SearchHit(fact_from_dict(h["fact"]), float(h["score"]), dict(h.get("explanation") or {}))
+                for h in response.json()]  # as the embedded scope: the explanation is always there
 
     def memory_search(self, query: str, limit: int = 5, *, budget: int = 900) -> Op:
         """The ``memory_search`` tool's output, as the embedded scope gives it: JSON, at most

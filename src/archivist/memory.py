@@ -39,9 +39,9 @@ from .errors import (
 )
 from .index.conversation import ANSWERED_CHARS, Turn, conversation_contexts, quotable
 from .index.embed import DEFAULT as DEFAULT_EMBEDDER
-from .index.embed import Embedder, choose_embedder
+from .index.embed import Embedder, choose_embedder, resolve_choice
 from .index.entities import entities
-from .index.text import query_terms
+from .index.text import MAX_QUERY_CHARS, query_terms
 from .lifecycle.profile import cite_sentences, read_profile, without, written
 from .lifecycle.profile import settle_stored as settle_profile
 from .lifecycle.sessions import SessionSummary
@@ -179,8 +179,9 @@ class ApplyReport:
 
 
 T = TypeVar("T")
-MAX_QUERY_CHARS = 10_000
 SEARCHED_QUERY_CHARS = 2_000  # a longer query is searched by its first 2,000 characters (bounded work per query)
+
+
 def _summarizable(text: str, detect_grants: bool) -> str:
     """A turn as a session summary may read it: itself, or ``[withheld]`` when the gate
     would not keep it as said or it held a secret (the words around a secret go too)."""
@@ -269,8 +270,8 @@ class Memory:
         try:
             stored = store.vector_model()
             self.embedder: Embedder | None = choose_embedder(embedder, stored)
-            if self.embedder is not None and stored is not None and self.embedder.dim \
-                    and stored != (self.embedder.name, self.embedder.dim):
+            if self.embedder is not None and stored is not None and (
+                    stored[0] != self.embedder.name or (self.embedder.dim and stored[1] != self.embedder.dim)):
                 raise EmbedderMismatch(self.embedder.name, self.embedder.dim, *stored)
         except BaseException:
             store.close()  # nothing opened for a memory that never came to be is left behind
@@ -289,6 +290,8 @@ class Memory:
         a fact on one core; ``$ARCHIVIST_EMBEDDER`` names another), ``None`` for keyword
         search only, or a name: ``minilm``, ``st:/path``, ``openai:MODEL``. ``create=False``:
         a SQLite file that does not exist is :class:`~archivist.errors.StoreNotFound`, not a new store."""
+        if isinstance(options.get("embedder", DEFAULT_EMBEDDER), str):  # a bad name opens (and creates) nothing
+            resolve_choice(options.get("embedder", DEFAULT_EMBEDDER))
         return cls(open_store(path, vector_index=vector_index, create=create), **options)
 
     @property

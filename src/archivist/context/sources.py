@@ -16,7 +16,7 @@ from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidInput
-from ..index.text import query_terms
+from ..index.text import MAX_QUERY_CHARS, query_terms
 from ..lifecycle.profile import read_profile
 from ..model import PROFILE_SECTIONS, Category, Identity, Status
 from ..ports import ScopePort
@@ -32,8 +32,6 @@ from .assemble import (
     task_item,
 )
 from .memory_block import LABELS, escape, fact_line, said_by
-
-
 
 ScopeReader = ScopePort  # what the sources read through: a scope's identity, its memory and its search
 
@@ -141,7 +139,9 @@ def build_sources(scope: ScopeReader, request: ContextRequest) -> dict[str, Sour
     def recall() -> list[Any]:  # the memory and evidence sources both read it: one search per call
         if not query_terms(request.query):
             return []
-        return scope.search(request.query, k=request.memory_k + BEYOND_K + request.episode_k,
+        # a search takes a query of at most MAX_QUERY_CHARS: a longer request (a pasted log,
+        # then the question) is searched by its end, where what is asked usually is
+        return scope.search(request.query[-MAX_QUERY_CHARS:], k=request.memory_k + BEYOND_K + request.episode_k,
                             kinds=("fact", "episode") if request.episode_k else ("fact",))
 
     @io_source

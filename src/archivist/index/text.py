@@ -56,6 +56,8 @@ STOPWORDS = STOPWORDS_EN | STOPWORDS_ZH
 _jieba_lock = threading.Lock()
 _jieba_tokenizer = None
 
+MAX_QUERY_CHARS = 10_000  # the longest query a search reads (a longer one is an error, or, in a view, its end)
+
 
 def _jieba():
     """A private jieba tokenizer (its own cache; quiet logging), built once."""

@@ -40,7 +40,7 @@ import asyncio
 import contextvars
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired
 
@@ -129,6 +129,15 @@ def _originals(originals: list[Any], converted: list[Any], kept: list[Any]) -> l
         if original is not None:
             out.append(original if content == m.content else original.model_copy(update={"content": m.content}))
     return out
+
+
+def _request_text(message: Any) -> str:
+    """The request as the assembler takes it: a NUL (never text; a store refuses it) removed."""
+    return _text(message).replace("\x00", "")
+
+
+def _without_nul(m: Any) -> Any:
+    return replace(m, content=m.content.replace("\x00", "")) if "\x00" in (m.content or "") else m
 
 
 def _wire(m: Any) -> dict[str, Any]:
@@ -325,12 +334,12 @@ class MemoryMiddleware(AgentMiddleware):
                       pinned=pinned, request_media=asked.media, request_parts=asked.calls_json,
                       budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, call=call)
         if memory:
-            view = scope.context(_text(messages[at]), assembler=assembler, persist_evidence=False, persist=False,
+            view = scope.context(_request_text(messages[at]), assembler=assembler, persist_evidence=False, persist=False,
                                  sections=None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"],
                                  **fields)
         else:  # the conversation alone: no store read can fail here
             who = Identity(ident.tenant, ident.user, self.agent, ident.project)
-            view = assembler.assemble(who, ContextRequest(_text(messages[at]), **fields), {})
+            view = assembler.assemble(who, ContextRequest(_request_text(messages[at]), **fields), {})
         if failure:
             view.trace.failures.append({"source": "assembly", "error": failure + "; this call went without memory"})
         if not self.remote:  # a server stores the traces of the views it assembles
@@ -352,7 +361,7 @@ class MemoryMiddleware(AgentMiddleware):
         now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
         sections = None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"]
         view = scope.context(
-            _text(asked), system=system, tools=[_schema(t) for t in request.tools], history=[_wire(c) for c in past],
+            _request_text(asked), system=system, tools=[_schema(t) for t in request.tools], history=[_wire(c) for c in past],
             steps=[_wire(c) for c in now], pinned=[c.id for m, c in zip(history, past) if any(m is t for t in turn)],
             budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, sections=sections,
             call={k: v for k, v in call.items() if v is not None})
@@ -368,12 +377,12 @@ class MemoryMiddleware(AgentMiddleware):
         the same messages again and again (keyed by id, type, text and tool call ids)."""
         content = message.content
         if getattr(message, "id", None) is None or not isinstance(content, str):
-            return to_history_message(message, index)
+            return _without_nul(to_history_message(message, index))
         calls = tuple(c.get("id") for c in getattr(message, "tool_calls", None) or ())
         key = (message.id, message.type, content, calls, getattr(message, "tool_call_id", None))
         found = self._conversions.get(key)
         if found is None:
-            found = self._conversions[key] = to_history_message(message, index)
+            found = self._conversions[key] = _without_nul(to_history_message(message, index))
             if len(self._conversions) > CONVERSION_CACHE:
                 try:  # the oldest goes; calls on other threads may be trimming it too
                     self._conversions.pop(next(iter(self._conversions)))

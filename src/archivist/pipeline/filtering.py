@@ -220,10 +220,11 @@ class MessageFilter:
         skip_reply = False
         for index, raw in enumerate(messages):
             m = to_message(raw, index)
-            if m.meta.get("origin") in INJECTED_ORIGINS:
-                dropped.append((m.id, f"injected by {m.meta['origin']}"))
+            origin = str(m.meta.get("origin") or "").strip().lower()  # "MEMORY", " memory " are memory too
+            if origin in INJECTED_ORIGINS:
+                dropped.append((m.id, f"injected by {origin}"))
                 continue
-            if m.meta.get("hide_from_ui") and not is_clarification_answer(m):
+            if (m.meta.get("hide_from_ui") or m.meta.get("hidden") is True) and not is_clarification_answer(m):
                 dropped.append((m.id, "hidden from the UI"))
                 continue
             if m.role == "user":

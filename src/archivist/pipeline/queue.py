@@ -376,11 +376,15 @@ class RemoteUpdates:
     """The update queue of an agent whose memory is a server (``RemoteMemory``): each
     turn is sent, in order, to the server's ``learn`` job, and the server filters,
     extracts, gates and stores it as it does for every client. One daemon thread sends;
-    a turn the server could not take is logged and dropped, never raised into the agent.
-    Messages already sent in a thread (by id) are not sent again, in this process."""
+    a server that cannot be reached or is busy is tried again with exponential backoff
+    (``max_attempts``, from ``backoff`` seconds), then the turn is logged and dropped,
+    never raised into the agent. Messages already sent in a thread (by id) are not sent
+    again, in this process."""
 
-    def __init__(self, memory: Any, *, max_pending: int = 2000) -> None:
+    def __init__(self, memory: Any, *, max_pending: int = 2000, max_attempts: int = 5, backoff: float = 1.0) -> None:
         self.memory, self.max_pending = memory, max_pending
+        self.max_attempts, self.backoff = max_attempts, backoff
+        self._draining = threading.Event()
         self.stats = QueueStats()
         self._sent: dict[tuple, set[str]] = {}
         self._pending: list[tuple[QueueKey, list[Any]]] = []
@@ -420,16 +424,30 @@ class RemoteUpdates:
                 key, batch = self._pending.pop(0)
                 self._busy = True
             try:
-                scope = self.memory.scope(key.tenant, key.user, key.agent, key.project)
-                scope.learn(batch, thread_id=key.thread)
-                self.stats.batches += 1
-            except Exception as exc:  # the agent goes on without this update
-                self.stats.failed_batches += 1
-                log.error("memory update not sent to the server: %s: %s", type(exc).__name__, exc)
+                self._send(key, batch)
             finally:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
+
+    def _send(self, key: QueueKey, batch: list[Any]) -> None:
+        from ..errors import RemoteUnavailable, StoreLocked
+
+        for attempt in range(self.max_attempts):
+            try:
+                self.memory.scope(key.tenant, key.user, key.agent, key.project).learn(batch, thread_id=key.thread)
+                self.stats.batches += 1
+                return
+            except (RemoteUnavailable, StoreLocked) as exc:  # down or busy: wait and try again
+                last: Exception = exc
+                if attempt + 1 < self.max_attempts:
+                    self.stats.retries += 1
+                    self._draining.wait(self.backoff * 2 ** attempt)  # a drain cuts the wait short
+            except Exception as exc:  # refused (a key, the request): trying again would not help
+                last = exc
+                break
+        self.stats.failed_batches += 1
+        log.error("memory update not sent to the server: %s: %s", type(last).__name__, last)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         return wait_for(self._cond, lambda: not (self._pending or self._busy), timeout)
@@ -438,6 +456,7 @@ class RemoteUpdates:
         raise ArchivistError("session summaries are written where the memory is: not through a server yet")
 
     def drain(self, timeout: float | None = 30.0) -> bool:
+        self._draining.set()
         with self._cond:
             self._closed = True
             self._cond.notify_all()

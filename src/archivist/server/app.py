@@ -148,8 +148,8 @@ class MessageIn(Strict):
     content: str = Field(max_length=100_000)
     name: str | None = Field(default=None, max_length=200, description="Who spoke (kept with the episode).")
     metadata: dict[str, Any] | None = Field(default=None, description=(
-        "What the conversation filter reads: origin (e.g. user, memory, runtime), hidden, via_tool; "
-        "at most 4,000 characters as JSON."))
+        "What the conversation filter reads: origin (memory, runtime or upload: text another system injected, "
+        "dropped), hide_from_ui or hidden (true: dropped), via_tool; at most 4,000 characters as JSON."))
 
     @field_validator("metadata")
     @classmethod
@@ -203,7 +203,7 @@ class HistoryIn(Strict):
 
 
 class ContextBody(Strict):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=100_000, description="The current request (protected, counted).")
     budget: int = Field(default=4000, ge=100, le=2_000_000)
     reserve: int | None = Field(default=None, ge=0, le=1_000_000,
                                 description="Tokens left for the reply; default an eighth of the budget, at most 1000.")

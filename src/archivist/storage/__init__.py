@@ -23,7 +23,10 @@ def _sqlite(target: str | Path, options: dict[str, Any]) -> Store:
         if not path.startswith("//") or not path[2:]:
             raise StoreError(f"{target!r}: a SQLite URL is sqlite://PATH (sqlite:///abs/path.db)")
         target = path[2:]
-    if not options.pop("create", True) and str(target) != ":memory:" and not Path(target).is_file():
+    if str(target) in ("/:memory:", "//:memory:"):  # sqlite:///:memory: means the in-memory store, not a file at /
+        target = ":memory:"
+    if not options.pop("create", True) and str(target) != ":memory:" and (
+            not Path(target).is_file() or Path(target).stat().st_size == 0):  # an empty file is no store either
         raise StoreNotFound(f"no store at {target}: create it with `archivist init --db {target}`, "
                             "or name the store you meant (--db, $ARCHIVIST_DB)")
     return SQLiteStore(target, **options)

@@ -61,8 +61,9 @@ class SQLStore(FactRows, ContextRows, LifecycleRows, AdminRows, IngestJobRows, F
 
     # -- erasure and closing -----------------------------------------------------
     def purge(self, *, full: bool = False, **options) -> list[str]:
-        self.run_erasure(failed_too=True)  # the open and failed jobs first
-        return self.eraser.purge(full=full, **options)
+        with self._erasing:  # never beside this process's background eraser (their locks would cross)
+            self.run_erasure(failed_too=True)  # the open and failed jobs first
+            return self.eraser.purge(full=full, **options)
 
     def close(self) -> None:
         """Idempotent: a second close (a ``with`` block after an explicit close) does nothing."""

@@ -100,6 +100,7 @@ class ErasureJobs(Scoped):
         """On open (every backend's constructor calls it): the worker's signal is made, and
         jobs a stopped process left open are taken up."""
         self._wanted = threading.Condition()
+        self._erasing = threading.RLock()  # one eraser at a time in a process: the worker, a close, a purge
         if self.erasure_jobs(open_only=True, limit=1):
             self._wake_eraser()
 
@@ -125,6 +126,10 @@ class ErasureJobs(Scoped):
         return bool(self.erasure_jobs(open_only=True, limit=1))
 
     def run_erasure(self, *, failed_too: bool = False) -> list[str]:
+        with self._erasing:
+            return self._run_erasure(failed_too=failed_too)
+
+    def _run_erasure(self, *, failed_too: bool = False) -> list[str]:
         """Claim every pending job (and any whose claim lapsed), erase once for them all,
         record the outcome; the ids done. A job the eraser could not finish (a reader
         holds the WAL, VACUUM failed) stays pending and is retried; after

@@ -74,7 +74,13 @@ class SQLiteEngine(Engine):
         self._after: list = []
         try:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                if not Path(self.path).name.strip():
+                    raise StoreError(f"{str(path)!r} names no file: give the store a file name")
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:  # a file where a directory should be, no permission, …
+                    raise StoreError(f"cannot create the store at {self.path}: {exc.strerror or exc} "
+                                     f"({exc.filename or Path(self.path).parent})") from None
             # SQLite reads a name starting "file:" as a URI (another file, or none at all): never here
             self.name = name = f"./{self.path}" if self.path[:5].lower() == "file:" else self.path
             self.conn = sqlite3.connect(name, isolation_level=None, check_same_thread=False,
