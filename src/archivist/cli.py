@@ -871,14 +871,7 @@ def migrate_store(
         raise InvalidInput("--from is a SQLite store file")
     with open_store(target) as store, _progress() as progress:
         err.print(f"moving {source} → {store.path}", markup=False, highlight=False)
-        tasks: dict[str, Any] = {}
-
-        def report(table: str, done: int, total: int) -> None:
-            if table not in tasks:
-                tasks[table] = progress.add_task(table, total=total)
-            progress.update(tasks[table], completed=done, total=total)
-
-        result = move_store(resolve_db(source), store, batch=batch, progress=report)
+        result = move_store(resolve_db(source), store, batch=batch, progress=_stage_progress(progress, {}))
     if as_json:
         _print_json(result.as_dict())
     else:

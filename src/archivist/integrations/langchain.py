@@ -140,17 +140,6 @@ def _without_nul(m: Any) -> Any:
     return replace(m, content=m.content.replace("\x00", "")) if "\x00" in (m.content or "") else m
 
 
-def _wire(m: Any) -> dict[str, Any]:
-    """A converted history message as the REST API takes it (the id it was given kept)."""
-    out = {"id": m.id, "role": m.role if m.role in ("user", "assistant", "tool") else "user", "content": m.content}
-    if m.tool_calls:
-        out["tool_calls"] = [{"id": c.get("id"), "name": c.get("name") or "tool", "args": c.get("args") or {}}
-                             for c in m.tool_calls]
-    if m.tool_call_id:
-        out["tool_call_id"] = m.tool_call_id
-    return out
-
-
 def _meta(message: Any) -> dict[str, Any]:
     return {**(getattr(message, "response_metadata", None) or {}), **(getattr(message, "additional_kwargs", None) or {})}
 
@@ -361,8 +350,8 @@ class MemoryMiddleware(AgentMiddleware):
         now = [self._converted(m, len(history) + i) for i, m in enumerate(steps)]
         sections = None if self.mode == "auto" else [s for s in SECTIONS if s != "memory"]
         view = scope.context(
-            _request_text(asked), system=system, tools=[_schema(t) for t in request.tools], history=[_wire(c) for c in past],
-            steps=[_wire(c) for c in now], pinned=[c.id for m, c in zip(history, past) if any(m is t for t in turn)],
+            _request_text(asked), system=system, tools=[_schema(t) for t in request.tools], history=past,
+            steps=now, pinned=[c.id for m, c in zip(history, past) if any(m is t for t in turn)],
             budget=self._budget(request.model), reserve=self.reserve, memory_k=self.top_k, sections=sections,
             call={k: v for k, v in call.items() if v is not None})
         self.last_trace_id = view.trace.id

@@ -187,15 +187,12 @@ def _copy_vectors(src: sqlite3.Connection, target: Any, note: Progress, batch: i
         last = rows[-1][0]
         with target.transaction():
             target.db.write_many(MAINTENANCE, "INSERT INTO fact_vectors (fact_seq, tenant, user_id, agent, embedding) "
-                                              "SELECT seq, ?, ?, ?, ?::vector FROM facts WHERE id = ? "
+                                              "SELECT seq, ?, ?, ?, ? FROM facts WHERE id = ? "
                                               "ON CONFLICT DO NOTHING",
-                                 [(t, u, a, _vector_text(blob), fid) for _, fid, t, u, a, blob in rows])
+                                 [(t, u, a, np.frombuffer(blob, dtype=np.float32), fid) for _, fid, t, u, a, blob in rows])
         note.save("fact_vectors", last)
         done += len(rows)
         if progress:
             progress("fact_vectors", done, total)
     return total, target.db.read(MAINTENANCE, "SELECT count(*) FROM fact_vectors")[0][0]
 
-
-def _vector_text(blob: bytes) -> str:
-    return "[" + ",".join(f"{x:.8g}" for x in np.frombuffer(blob, dtype=np.float32)) + "]"
