@@ -19,10 +19,17 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.runtime
 
+# An agent's environment where langchain-mcp-adapters pins the 1.x MCP SDK (mcp<2):
+# archivist mcp runs there too (tests/test_mcp_sdk1.py).
+$(VENV)/mcp1/.ready: pyproject.toml | $(BIN)/python
+	$(PYTHON) -m venv $(VENV)/mcp1
+	$(VENV)/mcp1/bin/python -m pip install --quiet -e '.[mcp]' 'mcp>=1.24,<2' 'langchain-mcp-adapters>=0.3,<0.4'
+	touch $@
+
 demo: $(VENV)/.runtime
 	$(BIN)/archivist demo
 
-test: $(VENV)/.dev
+test: $(VENV)/.dev $(VENV)/mcp1/.ready
 	$(BIN)/python -m pytest -q
 
 # The torture suite at full size; rewrites docs/reliability.md from what it measured.

@@ -174,7 +174,11 @@ def _stdio_session(tmp_path):
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                 "params": {"name": "search_memory", "arguments": {"query": "tea"}}}]
+                 "params": {"name": "search_memory", "arguments": {"query": "tea"}}},
+                {"jsonrpc": "2.0", "id": 4, "method": "tools/call",  # refused by the schema
+                 "params": {"name": "search_memory", "arguments": {"query": "tea", "limit": -5}}},
+                {"jsonrpc": "2.0", "id": 5, "method": "tools/call",  # refused by the write gate
+                 "params": {"name": "remember", "arguments": {"content": "My password is hunter2-Blue!"}}}]
     replies = []
     for request in requests:
         proc.stdin.write(json.dumps(request) + "\n")
@@ -188,5 +192,6 @@ def _stdio_session(tmp_path):
 
 def test_calls_are_not_logged(tmp_path):
     replies, stderr = _stdio_session(tmp_path)
-    assert [r.get("id") for r in replies] == [1, 2, 3] and not any("error" in r for r in replies)
-    assert stderr.strip().splitlines() == [f"store: {tmp_path / 'm.db'}"]  # nothing per call
+    assert [r.get("id") for r in replies] == [1, 2, 3, 4, 5] and not any("error" in r for r in replies)
+    assert [r["result"].get("isError", False) for r in replies[2:]] == [False, True, True]
+    assert stderr.strip().splitlines() == [f"store: {tmp_path / 'm.db'}"]  # nothing per call, refused ones too

@@ -24,16 +24,37 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 if TYPE_CHECKING:
     from .memory import Memory
 
-from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from .context.assemble import default_reserve
 from .context.memory_block import search_results_json
 from .errors import ArchivistError, WriteRejected
 from .memory import MAX_QUERY_CHARS
 from .model import Category
+
+# Both majors of the MCP SDK are served: 2.x, and 1.x, which langchain-mcp-adapters pins
+# (``mcp<2``), so ``archivist mcp`` keeps working in an agent's environment that has both.
+try:
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    SDK_MAJOR = 2
+except ImportError:  # the 1.x SDK: FastMCP, whose ToolError also wraps unexpected errors
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[assignment,no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[assignment,no-redef]
+
+    class UnexpectedToolError(Exception):  # type: ignore[no-redef]
+        """Never raised by the 1.x SDK (it reports every failure as a ToolError)."""
+
+    SDK_MAJOR = 1
+#: the field of a listed tool that holds its input schema (renamed in 2.x)
+INPUT_SCHEMA = "input_schema" if SDK_MAJOR == 2 else "inputSchema"
 
 #: ``search_memory`` returns at most this many hits (and at least one)
 MAX_SEARCH_LIMIT = 10
@@ -228,12 +249,12 @@ class ArchivistMCP(MCPServer):
     _schemas: dict[str, dict[str, Any]] | None = None
 
     async def list_tools(self):  # type: ignore[override]
-        return [t.model_copy(update={"input_schema": {**t.input_schema, "additionalProperties": False}})
+        return [t.model_copy(update={INPUT_SCHEMA: {**getattr(t, INPUT_SCHEMA), "additionalProperties": False}})
                 for t in await super().list_tools()]
 
     async def _schema(self, name: str) -> dict[str, Any] | None:
         if self._schemas is None:
-            self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
+            self._schemas = {t.name: getattr(t, INPUT_SCHEMA) for t in await self.list_tools()}
         return self._schemas.get(name)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -241,7 +262,8 @@ class ArchivistMCP(MCPServer):
         if schema is not None:
             _check_arguments(name, arguments, schema)
         try:
-            return await super().call_tool(name, arguments, context)
+            passed = (context,) if SDK_MAJOR == 2 else ()  # 1.x finds the request's context itself
+            return await super().call_tool(name, arguments, *passed)
         except UnexpectedToolError:
             raise
         except ToolError as exc:
@@ -282,7 +304,9 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")
     scope = memory.scope(tenant, user, agent, project=project)
-    server = ArchivistMCP(name="archivist", version="1",
+    # both SDKs log every request (1.x) or refused call (2.x) at INFO on stderr unless told otherwise
+    made = {"version": "1"} if SDK_MAJOR == 2 else {}
+    server = ArchivistMCP(name="archivist", log_level="WARNING", **made,
                           instructions="Long-term memory about the user: search it before answering questions about "
                                        "them; remember only what the user stated and will still matter later.")
     governance = memory.governance
@@ -305,8 +329,8 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
                     "instructions are refused (an error: 'WriteRejected: <code>: <reason>'). The result says "
                     "whether it was stored, replaced an older value (kept as history), or was already remembered "
                     "(and as which fact). Saying the same thing again writes nothing.",
-        annotations=ToolAnnotations(title="Remember a fact about the user", read_only_hint=False,
-                                    destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(title="Remember a fact about the user", readOnlyHint=False,
+                                    destructiveHint=False, idempotentHint=True, openWorldHint=False),
         structured_output=True)
     @guarded
     def remember(
@@ -354,8 +378,8 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
         description="Search what is remembered about the user (facts they stated, their preferences and goals). "
                     f"Returns the best matches, best first, at most `limit`, within {SEARCH_ANSWER_TOKENS} tokens; "
                     "an empty list when nothing matches. Changes nothing.",
-        annotations=ToolAnnotations(title="Search the user's memory", read_only_hint=True, destructive_hint=False,
-                                    idempotent_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(title="Search the user's memory", readOnlyHint=True, destructiveHint=False,
+                                    idempotentHint=True, openWorldHint=False),
         structured_output=True)
     @guarded
     def search_memory(
@@ -375,8 +399,8 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
                     "budget − reserve tokens; the reserve is left for the reply. Returns the messages, their token "
                     "count and the id of the trace that explains what was included and left out. Changes no "
                     "memory (it keeps that trace).",
-        annotations=ToolAnnotations(title="Assemble the context for a request", read_only_hint=True,
-                                    destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(title="Assemble the context for a request", readOnlyHint=True,
+                                    destructiveHint=False, idempotentHint=True, openWorldHint=False),
         structured_output=True)
     @guarded
     def get_context(
@@ -402,8 +426,8 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
                     "traces and summaries. It is not recalled again unless the user states it again. Returns a "
                     "receipt with counts per table. Forgetting an id that is not there (or already forgotten) is an "
                     "error that changes nothing.",
-        annotations=ToolAnnotations(title="Forget a fact", read_only_hint=False, destructive_hint=True,
-                                    idempotent_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(title="Forget a fact", readOnlyHint=False, destructiveHint=True,
+                                    idempotentHint=True, openWorldHint=False),
         structured_output=True)
     @guarded
     def forget_fact(
@@ -461,7 +485,29 @@ class BearerKey:
 
 def http_app(server: MCPServer, *, key: str, host: str = "127.0.0.1") -> Any:
     """The server's streamable HTTP app (at ``/mcp``) behind a bearer key."""
-    return BearerKey(server.streamable_http_app(host=host), key)
+    if SDK_MAJOR == 2:
+        return BearerKey(server.streamable_http_app(host=host), key)
+    import logging
+
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    logging.getLogger("mcp.server.streamable_http").addFilter(_closed_session_is_no_error)
+    # 1.x reads the host from its settings; as 2.x does, a loopback host gets DNS-rebinding protection
+    server.settings.host = host
+    server.settings.transport_security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    ) if host in ("127.0.0.1", "localhost", "::1") else None
+    return BearerKey(server.streamable_http_app(), key)
+
+
+def _closed_session_is_no_error(record: Any) -> bool:
+    """The 1.x SDK logs a traceback at ERROR each time a client closes its session (its
+    event stream ends with ``ClosedResourceError``); a client leaving is no error."""
+    import anyio
+
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(exc, anyio.ClosedResourceError) and "standalone SSE writer" in record.getMessage())
 
 
 def serve_http(server: MCPServer, *, key: str, host: str = "127.0.0.1", port: int = 8766) -> None:
