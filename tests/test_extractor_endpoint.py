@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
+from listening import free_port, wait_until_listening
 from openai_endpoint import ScriptedEndpoint
 
 from archivist import Memory, RemoteMemory
@@ -102,21 +101,12 @@ def test_serve_extracts_with_the_named_model(endpoint, tmp_path):
     made = subprocess.run([*ARCHIVIST, "keys", "create", "--db", db, "--tenant", "default", "--user", "alice"],
                           capture_output=True, text=True, env=env, timeout=120)
     key = made.stdout.strip()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([*ARCHIVIST, "serve", "--db", db, "--port", str(port), "--workers", "1",
                                "--extractor", "openai:served-model"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
-                time.sleep(0.1)
+        wait_until_listening(port, server)
         endpoint.replies[:] = [json.dumps(UPDATE)]
         with RemoteMemory(f"http://127.0.0.1:{port}", api_key=key) as remote:
             report = remote.scope("default", "alice").learn([{"id": "u1", "role": "user", "content": SAID}])

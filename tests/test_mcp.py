@@ -60,15 +60,9 @@ def test_round_trip_over_stdio(tmp_path):
     assert missing.is_error and "FactNotFound" in text_of(missing)
 
 
+from listening import free_port, wait_until_listening
+
 KEY = "mcp-test-key-0123456789abcdef"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -76,9 +70,7 @@ def mcp_http(tmp_path, request):
     """``archivist mcp --transport streamable-http`` as a real subprocess; the bearer key
     in the environment, or (param "file") in a --key-file."""
     import os
-    import socket
     import subprocess
-    import time
 
     db = str(tmp_path / "m.db")
     Memory.open(db).scope(user="alice").remember("Alice's favourite tea is genmaicha.")
@@ -91,16 +83,7 @@ def mcp_http(tmp_path, request):
         [sys.executable, "-m", "archivist.cli", "mcp", "--db", db, "--user", "alice",
          "--transport", "streamable-http", "--port", str(port), *key_args],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(f"the MCP server did not start: {proc.communicate()[1].decode()[-2000:]}")
-            time.sleep(0.1)
+    wait_until_listening(port, proc, timeout=30)
     yield f"http://127.0.0.1:{port}/mcp"
     proc.terminate()
     proc.wait(10)

@@ -8,14 +8,12 @@ the same plain words as with the 2.x SDK (tests/test_mcp.py)."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from test_mcp import free_port
+from listening import free_port, wait_until_listening
 
 SDK1 = Path(os.environ.get("ARCHIVIST_MCP1_VENV", Path(sys.prefix) / "mcp1"))
 SESSION = Path(__file__).with_name("mcp_adapters_session.py")
@@ -79,14 +77,7 @@ def test_sdk1_server_over_streamable_http_with_the_bearer_key(tmp_path):
                              "--transport", "streamable-http", "--port", str(port)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
-                time.sleep(0.1)
+        wait_until_listening(port, proc)
         url = f"http://127.0.0.1:{port}/mcp"
         assert httpx.post(url, json={}).status_code == 401  # no key
         rebinding = httpx.post(url, json={}, headers={"Authorization": f"Bearer {KEY}", "Host": "evil.example",
