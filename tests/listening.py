@@ -25,3 +25,19 @@ def wait_until_listening(port: int, proc: subprocess.Popen, timeout: float = 60)
                 out, err = proc.communicate()
                 raise AssertionError(f"the server did not start: {(err or out or '')[-2000:]}")
             time.sleep(0.1)
+
+
+def stdio_exchange(proc: subprocess.Popen, requests: list[dict]) -> list[dict]:
+    """JSON-RPC over a server's stdio, one line each (as MCP's stdio transport is): the
+    replies to the requests that have an id; stdin is closed after the last."""
+    import json
+
+    replies = []
+    for request in requests:
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        if "id" in request:
+            replies.append(json.loads(proc.stdout.readline()))
+    proc.stdin.close()
+    proc.wait(60)
+    return replies

@@ -42,6 +42,8 @@ async def session(argv: list[str]) -> dict:
             result = await s.call_tool(name, args)
             refused[f"{name} {sorted(args)}"] = [result.isError, result.content[0].text]
         out["refused"] = refused
+        learned = await s.call_tool("learn", {"messages": [{"role": "user", "content": "I work as a nurse."}]})
+        out["learned"] = learned.structuredContent
         context = await s.call_tool("get_context", {"query": "What is my cat called?", "budget": 600})
         out["context"] = context.structuredContent
     return out

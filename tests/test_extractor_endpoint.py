@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from listening import free_port, wait_until_listening
+from listening import free_port, stdio_exchange, wait_until_listening
 from openai_endpoint import ScriptedEndpoint
 
 from archivist import Memory, RemoteMemory
@@ -126,3 +126,59 @@ def test_an_unknown_extractor_is_one_line(tmp_path):
     assert proc.returncode == 1 and proc.stderr.strip() == (
         "error: unknown extractor 'gpt4': use rules or openai:MODEL (endpoint from $ARCHIVIST_CHAT_URL)")
     assert not (tmp_path / "m.db").exists()
+
+
+def test_the_mcp_learn_tool_extracts_with_the_named_model(endpoint, tmp_path):
+    """``archivist mcp --extractor openai:MODEL`` over stdio, spoken to as an MCP client does.
+    The tool numbers the turns it is given (t0, t1, ...): the model cites those."""
+    endpoint.replies[:] = [json.dumps(UPDATE).replace('"u1"', '"t0"')]
+    proc = subprocess.Popen([*ARCHIVIST, "mcp", "--user", "alice", "--db", str(tmp_path / "m.db"),
+                             "--extractor", "openai:mcp-model"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_for(endpoint.url))
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t",
+                                                                                                 "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "learn", "arguments": {"messages": [{"role": "user", "content": SAID}]}}}]
+    replies = stdio_exchange(proc, requests)
+    result = replies[1]["result"]
+    assert not result.get("isError"), result
+    learned = result["structuredContent"]
+    assert [f["content"] for f in learned["saved"]] == ["The user is allergic to peanuts."]
+    assert [r["code"] for r in learned["refused"]] == ["transactional"] and learned["refused"][0]["content"] is None
+    assert learned["extractor"] == "llm:mcp-model"
+    assert [c["model"] for c in endpoint.seen] == ["mcp-model"]
+
+
+def test_a_settings_file_names_the_model_its_endpoint_and_key(endpoint, tmp_path):
+    endpoint.replies[:] = [json.dumps(UPDATE)]
+    config = tmp_path / "archivist.toml"
+    config.write_text(f'db = "m.db"\nembedder = "none"\nextractor = "openai:file-model"\n'
+                      f'chat_url = "{endpoint.url}"\napi_key = "sk-from-file"\n')
+    config.chmod(0o600)
+    (tmp_path / "talk.json").write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCHIVIST_", "OPENAI_"))}
+    proc = subprocess.run([*ARCHIVIST, "learn", "talk.json", "--user", "alice", "--json"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [f["content"] for f in json.loads(proc.stdout)["saved"]] == ["The user is allergic to peanuts."]
+    (call,) = endpoint.seen
+    assert call["model"] == "file-model" and call["auth"] == "Bearer sk-from-file"
+    assert proc.stderr.splitlines()[0] == f"config: {config}"
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        assert [f.content for f in mem.scope(user="alice").facts()] == ["The user is allergic to peanuts."]
+
+
+def test_ingest_extracts_every_conversation_with_the_named_model(endpoint, tmp_path):
+    endpoint.replies[:] = [json.dumps(UPDATE), json.dumps({"facts": [{**ALLERGY, "content": "The user lives in Oslo.",
+                                                                      "evidence_text": "I live in Oslo"}]})]
+    (tmp_path / "one.json").write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    (tmp_path / "two.json").write_text(json.dumps([{"id": "u1", "role": "user", "content": "I live in Oslo now."}]))
+    proc = subprocess.run([*ARCHIVIST, "ingest", str(tmp_path / "one.json"), str(tmp_path / "two.json"), "--user",
+                           "alice", "--db", str(tmp_path / "m.db"), "--extractor", "openai:bulk-model", "--json"],
+                          capture_output=True, text=True, env=env_for(endpoint.url), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["conversations"], out["saved"], out["refused"], out["extractor"]) == (2, 2, 1, "llm:bulk-model")
+    assert [c["model"] for c in endpoint.seen] == ["bulk-model", "bulk-model"]

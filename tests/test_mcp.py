@@ -1,7 +1,6 @@
 """The MCP server over stdio: a real subprocess, a real client session."""
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +43,7 @@ def test_round_trip_over_stdio(tmp_path):
             return tools, saved, again, found, ctx, small, sneaky, clamped, gone, missing
 
     tools, saved, again, found, ctx, small, sneaky, clamped, gone, missing = asyncio.run(run())
-    assert sorted(tools) == ["forget_fact", "get_context", "remember", "search_memory"]
+    assert sorted(tools) == ["forget_fact", "get_context", "learn", "remember", "search_memory"]
     assert all(t.output_schema and t.annotations for t in tools.values())
     assert tools["forget_fact"].annotations.destructive_hint and tools["search_memory"].annotations.read_only_hint
     assert saved.structured_content["outcome"] == "stored"
@@ -60,7 +59,7 @@ def test_round_trip_over_stdio(tmp_path):
     assert missing.is_error and "FactNotFound" in text_of(missing)
 
 
-from listening import free_port, wait_until_listening
+from listening import free_port, stdio_exchange, wait_until_listening
 
 KEY = "mcp-test-key-0123456789abcdef"
 
@@ -102,7 +101,7 @@ def test_streamable_http_serves_the_official_client_with_the_bearer_key(mcp_http
                 return tools, found
 
     tools, found = asyncio.run(run())
-    assert tools == ["forget_fact", "get_context", "remember", "search_memory"]
+    assert tools == ["forget_fact", "get_context", "learn", "remember", "search_memory"]
     assert "genmaicha" in found.structured_content["hits"][0]["content"]
 
 
@@ -162,14 +161,7 @@ def _stdio_session(tmp_path):
                  "params": {"name": "search_memory", "arguments": {"query": "tea", "limit": -5}}},
                 {"jsonrpc": "2.0", "id": 5, "method": "tools/call",  # refused by the write gate
                  "params": {"name": "remember", "arguments": {"content": "My password is hunter2-Blue!"}}}]
-    replies = []
-    for request in requests:
-        proc.stdin.write(json.dumps(request) + "\n")
-        proc.stdin.flush()
-        if "id" in request:
-            replies.append(json.loads(proc.stdout.readline()))
-    proc.stdin.close()
-    proc.wait(60)
+    replies = stdio_exchange(proc, requests)
     return replies, proc.stderr.read()
 
 

@@ -35,12 +35,13 @@ def run_session(*args: str) -> tuple[dict, str]:
 
 def check(session: dict, sdk_major: int | None = None) -> None:
     assert session["mcp"].startswith("1.")  # the client side is always the adapters' 1.x SDK
-    assert session["tools"] == ["forget_fact", "get_context", "remember", "search_memory"]
+    assert session["tools"] == ["forget_fact", "get_context", "learn", "remember", "search_memory"]
     assert session["remember"]["outcome"] == "stored"
     assert [h["content"] for h in session["search"]["hits"]] == ["The user's cat is called Miso."]
     assert set(session["closed_schemas"].values()) == {False}  # additionalProperties: false on every tool
     assert session["read_only"] == {"remember": False, "search_memory": True, "get_context": True,
-                                    "forget_fact": False}
+                                    "forget_fact": False, "learn": False}
+    assert [f["content"] for f in session["learned"]["saved"]] == ["The user works as a nurse."]
     assert session["refused"] == {
         "search_memory ['limit', 'query']": [True, "limit must be a whole number between 1 and 10 (got -5)"],
         "search_memory ['query', 'user']": [True, "search_memory takes no argument 'user' (the served user is "

@@ -46,8 +46,17 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False) -> None:
+                                                help="Print the version and exit.")] = False,
+          config: Annotated[Optional[Path], typer.Option(
+              "--config", help="Settings file (TOML: db, embedder, extractor, chat_url, embeddings_url, api_key); "
+                               "default: $ARCHIVIST_CONFIG, else ./archivist.toml, else the user's "
+                               "archivist/config.toml. Flags and the environment win over it.")] = None) -> None:
     """Long-term memory for LLM agents."""
+    from .config import apply_config
+
+    used = apply_config(config)
+    if used is not None:
+        err.print(f"config: {used}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
 DbOption = Annotated[Optional[str], typer.Option(
     "--db", help="Store: a SQLite file, or a postgresql:// DSN (default: $ARCHIVIST_DB or the data dir).")]
@@ -238,8 +247,7 @@ def learn(
     messages = _messages_of(text, source)
     with _open(db, create=True, embedder=embedder) as mem:
         report = mem.scope(tenant, user, agent).learn(messages, thread_id=thread, extractor=engine, at=at)
-    refused = [{"content": (c or {}).get("content") if isinstance(c, dict) else getattr(c, "content", None),
-                "code": r.code, "reason": r.reason} for c, r in report.rejected]
+    refused = report.as_dict()["rejected"]  # a secret's or a grant's text is not repeated
     if as_json:
         _print_json({"saved": [f.as_dict() for f in report.saved], "refused": refused,
                      "extractor": getattr(engine, "name", "rules")})
@@ -252,11 +260,11 @@ def learn(
         out.print(f"  refused {r['content']!r} — {r['code']}: {r['reason']}", style="yellow", markup=False)
 
 
-def _messages_of(text: str, source: str) -> list[dict[str, Any]]:
-    """Messages from a JSON array, or from JSON lines."""
+def _json_rows(text: str, source: str) -> list[Any]:
+    """A JSON array's items, one JSON value, or JSON lines."""
     try:
         data = json.loads(text)
-        rows = data if isinstance(data, list) else [data]
+        return data if isinstance(data, list) else [data]
     except json.JSONDecodeError:
         rows = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -265,6 +273,12 @@ def _messages_of(text: str, source: str) -> list[dict[str, Any]]:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise InvalidInput(f"{source}:{number}: not JSON ({exc.msg})") from None
+        return rows
+
+
+def _messages_of(text: str, source: str, rows: list[Any] | None = None) -> list[dict[str, Any]]:
+    """Messages from a JSON array, or from JSON lines."""
+    rows = _json_rows(text, source) if rows is None else rows
     bad = next((i for i, m in enumerate(rows, 1) if not isinstance(m, dict) or not isinstance(m.get("content"), str)
                 or m.get("role") not in ("user", "assistant", "tool", "system")), None)
     if bad is not None:
@@ -272,6 +286,93 @@ def _messages_of(text: str, source: str) -> list[dict[str, Any]]:
     if not rows:
         raise InvalidInput(f"{source}: no messages")
     return rows
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Conversation files, or directories of them (*.json, *.jsonl).")],
+    user: UserOption,
+    extractor: ExtractorOption = None,
+    embedder: EmbedderOption = "default",
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """Learn from many conversations at once, each through the same path as learn.
+
+    A file holds one conversation (messages as for learn; its thread is the file's name),
+    or conversations as objects {"messages": [...], "thread_id"?, "at"?}, one per line or
+    in an array. A conversation that cannot be read or learned is reported and the others
+    are learned; the exit code is then 1. Learning the same files again writes nothing new."""
+    from .pipeline.llm import extractor_from_spec
+
+    engine = extractor_from_spec(extractor)
+    conversations, failed = _conversations(paths)
+    totals = {"conversations": 0, "messages": 0, "saved": 0, "superseded": 0, "duplicates": 0, "refused": 0}
+    with _open(db, create=True, embedder=embedder) as mem, _progress() as progress:
+        scope = mem.scope(tenant, user, agent)
+        task = progress.add_task("learning conversations", total=len(conversations))
+        for where, thread, at, messages in conversations:
+            try:
+                report = scope.learn(messages, thread_id=thread, extractor=engine, at=at)
+            except ArchivistError as exc:
+                failed.append({"source": where, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
+            else:
+                totals["conversations"] += 1
+                totals["messages"] += len(messages)
+                for name, items in (("saved", report.saved), ("superseded", report.superseded),
+                                    ("duplicates", report.duplicates), ("refused", report.rejected)):
+                    totals[name] += len(items)
+            progress.advance(task)
+    if as_json:
+        _print_json({**totals, "failed": failed, "extractor": getattr(engine, "name", "rules")})
+    else:
+        out.print(f"learned {totals['conversations']} conversations ({totals['messages']} messages, "
+                  f"{getattr(engine, 'name', 'rules')}): {totals['saved']} facts saved, {totals['superseded']} "
+                  f"replaced, {totals['duplicates']} already known, {totals['refused']} refused", markup=False)
+        for bad in failed:
+            said = bad["error"] if bad["error"].startswith(bad["source"]) else f"{bad['source']}: {bad['error']}"
+            err.print(f"failed: {said}", style="yellow", markup=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[dict[str, Any]]]], list[dict[str, str]]]:
+    """(source, thread, at, messages) for every conversation the paths hold, and the ones
+    that could not be read (source, error)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InvalidInput(f"{path}: no such file or directory")
+    if not files:
+        raise InvalidInput(f"no conversation files (*.json, *.jsonl) in {', '.join(map(str, paths))}")
+    found, failed = [], []
+    for file in files:
+        try:
+            rows = _json_rows(file.read_text(encoding="utf-8-sig"), str(file))
+            if rows and all(isinstance(r, dict) and "messages" in r for r in rows):
+                for number, row in enumerate(rows, 1):
+                    where = f"{file}#{number}"
+                    try:
+                        messages = _messages_of("", where, row["messages"] if isinstance(row["messages"], list)
+                                                else [row["messages"]])
+                    except InvalidInput as exc:
+                        failed.append({"source": where, "error": str(exc)})
+                        continue
+                    thread = str(row.get("thread_id") or f"{file.stem}-{number}")
+                    found.append((where, thread, row.get("at"), messages))
+            else:
+                found.append((str(file), file.stem, None, _messages_of("", str(file), rows)))
+        except (OSError, UnicodeDecodeError) as exc:
+            failed.append({"source": str(file), "error": getattr(exc, "strerror", None) or str(exc)})
+        except InvalidInput as exc:
+            failed.append({"source": str(file), "error": str(exc)})
+    return found, failed
 
 
 @app.command()
@@ -964,9 +1065,8 @@ def serve(
     import uvicorn
 
     from .memory import Memory
-    from .server.app import SERVE_ENV, create_app
-
     from .pipeline.llm import extractor_from_spec
+    from .server.app import SERVE_ENV, create_app
 
     engine = extractor_from_spec(extractor)  # an unknown name stops here, before anything starts
     path = resolve_db(db)
@@ -1014,11 +1114,14 @@ def mcp(
         "--key-file", help="File holding the bearer key streamable-http requires (or $ARCHIVIST_MCP_KEY).")] = None,
     db: DbOption = None,
     embedder: EmbedderOption = "default",
+    extractor: ExtractorOption = None,
 ) -> None:
     """Run the MCP server; its identity is fixed here, never by tool arguments. Over
-    streamable-http every request needs Authorization: Bearer <key>."""
+    streamable-http every request needs Authorization: Bearer <key>. Its learn tool reads
+    a conversation with --extractor."""
     from .errors import InvalidInput
     from .mcp_server import MIN_KEY_LENGTH, build_server, serve_http, usable_key
+    from .pipeline.llm import extractor_from_spec
 
     user = user or os.environ.get("ARCHIVIST_MCP_USER")
     if not user:
@@ -1037,10 +1140,11 @@ def mcp(
                                "ASCII characters (what an Authorization header can carry), in a file given with "
                                "--key-file or in $ARCHIVIST_MCP_KEY; for example: "
                                "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+    engine = extractor_from_spec(extractor)
     mem = _open(db, create=True, embedder=embedder)
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
                           agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),
-                          project=project or os.environ.get("ARCHIVIST_MCP_PROJECT") or None)
+                          project=project or os.environ.get("ARCHIVIST_MCP_PROJECT") or None, extractor=engine)
     try:
         if transport == "stdio":
             server.run("stdio")
@@ -1329,7 +1433,9 @@ def main() -> None:
     if not out.is_terminal and not os.environ.get("COLUMNS"):  # a file or a pipe: tables keep every cell whole
         out.width = 10_000
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # a command's typer.Exit(n) comes back as n, not raised
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except ArchivistError as exc:
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")  # one line, never wrapped
         sys.exit(1)

@@ -71,6 +71,9 @@ IDENTITY_ARGUMENTS = ("tenant", "user", "user_id", "agent", "project")
 #: text made only of invisible characters, such as zero-width spaces)
 VISIBLE = r"\S"
 
+#: ``learn`` takes at most this many turns, each at most this long
+MAX_LEARN_TURNS, MAX_TURN_CHARS = 50, 8_000
+
 KEY_CHARS = r"^[\w.:-]+$"  # the write gate's rule for a key
 QueryText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS, pattern=VISIBLE)]
 CategoryName = Literal[tuple(c.value for c in Category)]  # type: ignore[valid-type]
@@ -170,6 +173,28 @@ class ContextResult(BaseModel):
     trace_id: str = Field(description="The context trace that explains what was included and left out, and why.")
 
 
+class Turn(BaseModel):
+    model_config = {"extra": "forbid"}
+    role: Literal["user", "assistant"] = Field(description="Who said it.")
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TURN_CHARS)] = Field(
+        description=f"What was said, as said (at most {MAX_TURN_CHARS:,} characters).")
+
+
+class Refused(BaseModel):
+    content: str | None = Field(description="What was proposed (left out when it held a secret or a one-off "
+                                            "permission).")
+    code: str = Field(description="Why, as a code: secret, transactional, injection, scope_thread, ...")
+    reason: str = Field(description="Why, in words.")
+
+
+class LearnResult(BaseModel):
+    saved: list[FactOut] = Field(description="Facts remembered from the conversation.")
+    superseded: list[str] = Field(description="Ids of older facts the new ones replace (kept as history).")
+    duplicates: int = Field(description="Facts already remembered; nothing written for them.")
+    refused: list[Refused] = Field(description="What the write gate refused or the extractor left out, and why.")
+    extractor: str = Field(description="What read the conversation: rules (offline) or the chat model's name.")
+
+
 class ForgetResult(BaseModel):
     target: str = Field(description='What was forgotten: "fact:<id>".')
     at: str = Field(description="When (ISO 8601, UTC).")
@@ -200,7 +225,24 @@ def _kind(schema: dict[str, Any]) -> str:
         shape = " with a visible character" if schema.get("pattern") == VISIBLE else \
             " of letters, digits and _ . : - only" if schema.get("pattern") == KEY_CHARS else ""
         return f"text{size}{shape}"
+    if schema.get("type") == "array":
+        lo, hi = schema.get("minItems"), schema.get("maxItems")
+        return f"a list of {lo} to {hi} items" if lo is not None and hi is not None else "a list"
     return str(schema.get("type", "a value"))
+
+
+def _item_error(err: Any) -> str:
+    """One field of a list item that fails its schema, in words."""
+    field = ".".join(str(part) for part in err["loc"][2:])
+    if err["type"] == "missing":
+        return f"{field} is required"
+    if err["type"] == "extra_forbidden":
+        return f"there is no field {field!r}"
+    if err["type"] == "literal_error":
+        expected = ", ".join(map(str, err.get("ctx", {}).get("expected", "").replace("'", "").split(" or ")))
+        return f"{field} must be one of {expected} (got {_got(err.get('input'))})"
+    msg = err.get("msg", "invalid")
+    return f"{field}: {msg[:1].lower() + msg[1:]} (got {_got(err.get('input'))})"
 
 
 def _got(value: Any) -> str:
@@ -227,6 +269,9 @@ def explain(exc: ValidationError, schema: dict[str, Any]) -> str:
     for err in exc.errors():
         name = str(err["loc"][0]) if err.get("loc") else "arguments"
         if name in lines:
+            continue
+        if len(err["loc"]) > 2 and isinstance(err["loc"][1], int):  # a field of an item of a list
+            lines[name] = f"{name} item {err['loc'][1] + 1}: {_item_error(err)}"
             continue
         if err["type"] == "missing":
             lines[name] = f"{name} is required"
@@ -284,11 +329,23 @@ def _check_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any
         takes = ", ".join(known) or "no arguments"
         raise ToolError(f"{tool} takes no argument {', '.join(map(repr, unknown))}{why}; it takes: {takes}")
     for key, value in arguments.items():
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ToolError(f"{key} is not valid Unicode (it holds a lone surrogate)") from None
+        if not _valid_unicode(value):
+            raise ToolError(f"{key} is not valid Unicode (it holds a lone surrogate)")
+
+
+def _valid_unicode(value: Any) -> bool:
+    """Every string in ``value`` (lists and objects too) encodes as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_valid_unicode(k) and _valid_unicode(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_valid_unicode(v) for v in value)
+    return True
 
 
 def _visible_text(name: str, value: str) -> str:
@@ -300,7 +357,9 @@ def _visible_text(name: str, value: str) -> str:
 
 
 def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent: str = "default",
-                 project: str | None = None) -> MCPServer:
+                 project: str | None = None, extractor: Any = None) -> MCPServer:
+    """The MCP server for one user. ``extractor``: what ``learn`` reads a conversation
+    with (:func:`archivist.pipeline.llm.extractor_from_spec`; None: the offline rules)."""
     if not user:
         raise ValueError("the MCP server needs the user it serves (--user or ARCHIVIST_MCP_USER)")
     scope = memory.scope(tenant, user, agent, project=project)
@@ -419,6 +478,31 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
         messages = [Message(role=m["role"], content=m["content"]) for m in view.to_messages()]
         return ContextResult(messages=messages, tokens=view.tokens, budget=budget,
                              reserve=default_reserve(budget) if reserve is None else reserve, trace_id=view.trace.id)
+
+    @server.tool(
+        title="Learn from the conversation",
+        description="Give the recent turns of the conversation; memory keeps what is worth keeping about the "
+                    "user: the turns are filtered, facts are extracted and each passes the write gate (secrets, "
+                    "permissions, one-off requests, standing orders and text aimed at the model's instructions "
+                    "are refused, and said so). Returns what was saved, what it replaces, and what was refused "
+                    "and why. The same turns again write nothing new.",
+        annotations=ToolAnnotations(title="Learn from the conversation", readOnlyHint=False,
+                                    destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        structured_output=True)
+    @guarded
+    def learn(
+        messages: Annotated[list[Turn], Field(min_length=1, max_length=MAX_LEARN_TURNS, description=(
+            f"The conversation's recent turns, oldest first: 1 to {MAX_LEARN_TURNS} of {{role, content}}, "
+            "role user or assistant, the words as they were said."))],
+    ) -> LearnResult:
+        turns = [{"id": f"t{i}", "role": m.role, "content": m.content} for i, m in enumerate(messages)]
+        report = scope.learn(turns, thread_id="mcp", extractor=extractor)
+        said = report.as_dict()
+        return LearnResult(saved=[_fact(f) for f in report.saved], superseded=said["superseded"],
+                           duplicates=len(report.duplicates),
+                           refused=[Refused(content=r["content"] if isinstance(r["content"], str) else None,
+                                            code=r["code"], reason=r["reason"]) for r in said["rejected"]],
+                           extractor=getattr(extractor, "name", "rules"))
 
     @server.tool(
         title="Forget a fact",
