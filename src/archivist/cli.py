@@ -101,13 +101,15 @@ def _announce(store: Any) -> None:
     err.print(f"store: {store.path}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
 
-def _note_unembedded(mem: Any) -> None:
+def _note_unembedded(mem: Any, *, in_background: bool = False) -> None:
     """Say so when recall by meaning cannot see every fact (a store written keyword-only,
-    or an embedder outage): those facts are found by their words only until embedded."""
+    or an embedder outage): those facts are found by their words only until embedded.
+    ``in_background``: a server that embeds them itself (serve, mcp)."""
     if mem.embedder is not None and mem.store.facts_without_vectors(limit=1):
-        err.print("note: some facts have no vectors yet, so only their words can find them; embed them with "
-                  f"archivist reindex --missing-vectors --db {mem.store.path}", style="yellow", markup=False,
-                  soft_wrap=True)
+        then = ("the server embeds them in the background now" if in_background else
+                f"embed them with archivist reindex --missing-vectors --db {mem.store.path}")
+        err.print(f"note: some facts have no vectors yet, so only their words can find them; {then}",
+                  style="yellow", markup=False, soft_wrap=True)
 
 
 class _Rate(ProgressColumn):
@@ -1080,13 +1082,14 @@ def serve(
     else:
         err.print(f"warning: {mem.store.path} has no API keys, so every request will get 401; create one with "
                   f"archivist keys create --db {path} --tenant T --user U", style="yellow", markup=False)
-    _note_unembedded(mem)
+    _note_unembedded(mem, in_background=True)
     err.print(f"extraction: {getattr(engine, 'name', 'rules (offline)')}", markup=False, highlight=False)
     err.print(f"archivist serving {mem.store.path} on http://{host}:{port} with {workers} worker"
               f"{'s' if workers > 1 else ''} (OpenAPI: /openapi.json)")
     if workers == 1:
         try:
-            uvicorn.run(create_app(mem, allowed_hosts=hosts, extractor=engine), host=host, port=port, log_level="info")
+            uvicorn.run(create_app(mem, allowed_hosts=hosts, extractor=engine, backfill_vectors=True), host=host,
+                        port=port, log_level="info")
         finally:
             mem.close()
         return
@@ -1145,12 +1148,17 @@ def mcp(
     server = build_server(mem, tenant=tenant or os.environ.get("ARCHIVIST_MCP_TENANT", "default"), user=user,
                           agent=agent or os.environ.get("ARCHIVIST_MCP_AGENT", "default"),
                           project=project or os.environ.get("ARCHIVIST_MCP_PROJECT") or None, extractor=engine)
+    from .lifecycle.vector_backfill import VectorBackfill
+
+    _note_unembedded(mem, in_background=True)
+    backfill = VectorBackfill(mem).start()
     try:
         if transport == "stdio":
             server.run("stdio")
         else:
             serve_http(server, key=key, host=host, port=port)
     finally:
+        backfill.stop()
         mem.close()
 
 

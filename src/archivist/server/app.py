@@ -408,9 +408,11 @@ def header_name(value: str | None, header: str) -> str | None:
 
 
 def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None,
-               allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+               allowed_hosts: Sequence[str] | None = None, backfill_vectors: bool = False) -> FastAPI:
     """The REST API over ``memory``. ``allowed_hosts``: Host header names accepted (the
-    others get 400), against DNS rebinding; ``archivist serve`` passes loopback names."""
+    others get 400), against DNS rebinding; ``archivist serve`` passes loopback names.
+    ``backfill_vectors``: embed facts that have no vector in the background while the app
+    runs (:mod:`archivist.lifecycle.vector_backfill`), as ``archivist serve`` does."""
     # no /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a CDN, and nothing here
     # reaches the network; the OpenAPI document is at /openapi.json for any local viewer or client
     app = FastAPI(title="archivist", version="1", description="Long-term memory and context assembly for LLM agents.",
@@ -739,6 +741,13 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
 
     app.openapi = document  # type: ignore[method-assign]
     app.router.on_shutdown.append(jobs.shutdown)
+    if backfill_vectors:
+        from ..lifecycle.vector_backfill import VectorBackfill
+
+        backfill = VectorBackfill(memory)
+        app.state.backfill = backfill
+        app.router.on_startup.append(backfill.start)
+        app.router.on_shutdown.insert(0, backfill.stop)
     return app
 
 
@@ -757,6 +766,7 @@ def app_from_environment() -> FastAPI:
     from ..pipeline.llm import extractor_from_spec
 
     memory = Memory.open(settings["db"], embedder=settings.get("embedder"))
-    app = create_app(memory, allowed_hosts=settings.get("hosts"), extractor=extractor_from_spec(settings.get("extractor")))
+    app = create_app(memory, allowed_hosts=settings.get("hosts"), extractor=extractor_from_spec(settings.get("extractor")),
+                     backfill_vectors=True)
     app.router.on_shutdown.append(memory.close)  # after the jobs were run out
     return app
