@@ -1,7 +1,7 @@
 """The package's layers, checked: a module imports only from its own layer or below.
 
     model (+ clock, errors, tokens, jsonl) < index < storage, retrieval, pipeline < write, ports
-    < lifecycle, context < memory < integrations, server, client, cli, mcp_server, eval, demo, testing
+    < lifecycle, context < memory < integrations, server, client, cli, config, mcp_server, eval, demo, testing
 
 Imports inside functions count too: a lazy import is still a dependency.
 """
@@ -21,7 +21,7 @@ LAYERS = {
     "write": 3, "ports": 3,
     "lifecycle": 4, "context": 4,
     "memory": 5,
-    "integrations": 6, "server": 6, "client": 6, "cli": 6, "mcp_server": 6, "eval": 6, "demo": 6, "testing": 6,
+    "integrations": 6, "server": 6, "client": 6, "cli": 6, "config": 6, "mcp_server": 6, "eval": 6, "demo": 6, "testing": 6,
     "__init__": 7,
 }
 

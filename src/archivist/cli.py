@@ -838,10 +838,12 @@ def consolidate(
     """Merge duplicates, settle or queue conflicts, expire and archive (one transaction)."""
     from .lifecycle.consolidate import render_plan
 
-    with _open(db, embedder="default") as mem:
+    with _open(db, embedder="default") as mem, _progress() as progress:
         scope = mem.scope(tenant, user, agent)
         facts = {f.id: f for f in scope.facts(include_candidates=True, include_expired=True)}
-        plan = scope.consolidate(dry_run=dry_run, force=force)
+        task = progress.add_task(f"consolidating {len(facts):,} facts", total=None)
+        plan = scope.consolidate(dry_run=dry_run, force=force,
+                                 on_action=lambda n, _: progress.update(task, completed=n + 1))
     if as_json:
         _print_json(plan.as_dict())
     else:
@@ -895,13 +897,14 @@ def export_cmd(
     from .errors import InvalidInput
     from .lifecycle.transfer import export_jsonl, export_markdown
 
-    with _open(db) as mem:
+    with _open(db) as mem, _progress() as progress:
         if fmt == "jsonl":
+            report = _stage_progress(progress, {"export": "exporting records"})
             if output is None:
-                n = export_jsonl(mem, tenant, user, sys.stdout)
+                n = export_jsonl(mem, tenant, user, sys.stdout, progress=report)
             else:
                 with open(output, "w", encoding="utf-8") as fh:
-                    n = export_jsonl(mem, tenant, user, fh)
+                    n = export_jsonl(mem, tenant, user, fh, progress=report)
             err.print(f"exported {n} records")
         elif fmt == "markdown":
             if output is None:
@@ -930,15 +933,17 @@ def import_cmd(
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
     with _open(db, create=True, embedder=embedder) as mem, _progress() as progress:
-        progress.add_task(f"importing {source}", total=None)
         if fmt == "jsonl":
+            stages = _stage_progress(progress, {"check": f"checking {source}", "write": "writing"})
             with open(source, encoding="utf-8") as fh:
-                report = import_jsonl(mem, fh, tenant=tenant, user=user, source=str(source))
+                report = import_jsonl(mem, fh, tenant=tenant, user=user, source=str(source), progress=stages)
         elif fmt == "markdown":
+            progress.add_task(f"importing {source}", total=None)
             if not user:
                 raise InvalidInput("--format markdown needs --user")
             report = import_markdown(mem, source, tenant=tenant, user=user)
         elif fmt == "deerflow":
+            progress.add_task(f"importing {source}", total=None)
             report = import_deerflow(mem, source, tenant=tenant, users=[user] if user else None)
         else:
             raise InvalidInput(f"unknown format {fmt!r}; use jsonl, markdown or deerflow")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -175,11 +175,18 @@ def export_records(memory: MemoryPort, tenant: str, user: str) -> Iterator[dict[
             yield {"type": "tombstone", "agent": agent, "content_hash": chash, "created_at": at.isoformat()}
 
 
-def export_jsonl(memory: MemoryPort, tenant: str, user: str, out) -> int:
-    """Write the export to a text stream; returns the number of records (header excluded)."""
+def export_jsonl(memory: MemoryPort, tenant: str, user: str, out,
+                 progress: Callable[[str, int, int | None], None] | None = None) -> int:
+    """Write the export to a text stream; returns the number of records (header excluded).
+    ``progress(stage, done, total)``: records written so far (the total is not known
+    before the end: None)."""
     n = -1
     for n, record in enumerate(export_records(memory, tenant, user)):
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        if progress and n % 500 == 0:
+            progress("export", n, None)
+    if progress:
+        progress("export", max(n, 0), max(n, 0))
     return n
 
 
@@ -232,11 +239,14 @@ def _parse_jsonl(lines: Iterable[str], source: str, tenant: str, user: str | Non
 
 
 def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user: str | None = None,
-                 source: str = "<input>") -> ImportReport:
+                 source: str = "<input>", progress: Callable[[str, int, int], None] | None = None) -> ImportReport:
     """Import an export into (tenant, user) — the exported user unless ``user`` is given.
     Whole or nothing: when any line is bad (not JSON, malformed, or a record the content
     policy refuses), :class:`InvalidInput` names every bad line by number and reason, and
-    nothing is written. Records the gate holds are imported unconfirmed and queued."""
+    nothing is written. Records the gate holds are imported unconfirmed and queued.
+    ``progress(stage, done, total)``: stages ``check`` (every record through the gate)
+    and ``write``."""
+    tick = progress or (lambda stage, done, total: None)
     from .sessions import FIELDS, SessionSummary
 
     bad: list[str] = []
@@ -310,7 +320,10 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
     report = ImportReport()
     report.notes.extend(skipped_notes)
     kept = []
-    for number, fact in facts:  # forgotten content stays forgotten; every fact passes the gate
+    checking = len(facts) + len(episodes) + len(other)
+    for done, (number, fact) in enumerate(facts, 1):  # forgotten content stays forgotten; every fact passes the gate
+        if done % 200 == 0:
+            tick("check", done, checking)
         admitted = admit(fact, memory.governance)
         if isinstance(admitted, Rejection):
             bad.append(f"{source}:{number}: {admitted}")
@@ -321,7 +334,9 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             kept.append((number, admitted))
     said = []
     taken = store.fact_ids_present([e.id for _, e in episodes])
-    for number, episode in episodes:  # the words as said pass the episode screening again (an edited file)
+    for done, (number, episode) in enumerate(episodes, len(facts) + 1):  # screened again (an edited file)
+        if done % 200 == 0:
+            tick("check", done, checking)
         if episode.id in taken and not _is_episode(store, episode):
             raise InvalidInput(f"{source}:{number}: id {episode.id!r} belongs to a fact in the store, not an episode")
         if len(episode.content) > MAX_EPISODE_CHARS:
@@ -359,6 +374,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             bad.append(f"{source}:{number}: {kind if kind in RECORD_TYPES else 'summary'} refused: {problem}")
         vetted.append((kind, item))
     other = vetted
+    tick("check", checking, checking)
     if bad:
         bad.sort(key=lambda line: int(m.group(1)) if (m := re.match(r".*?:(\d+):", line)) else 0)
         shown = "\n".join(bad[:MAX_BAD_LINES]) + (f"\n… and {len(bad) - MAX_BAD_LINES} more" if len(bad) > MAX_BAD_LINES else "")
@@ -367,6 +383,9 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
         for _, fact in _in_link_order(facts):
             w.restore(fact)
             report.facts += 1
+            if report.facts % 200 == 0:
+                tick("write", report.facts, len(facts))
+        tick("write", len(facts), len(facts))
         report.episodes += len(w.keep_episodes(said))  # an episode already here (the same turn) is kept once
         for kind, item in other:
             if kind == "profile_section":
