@@ -14,7 +14,7 @@ from langchain_core.tools import tool  # noqa: E402
 from test_langchain_agent import SAID, model, run  # noqa: E402
 from test_remote_memory import Serving  # noqa: E402
 
-from archivist import AsyncRemoteMemory, InvalidInput, Memory, RemoteMemory  # noqa: E402
+from archivist import AccessDenied, AsyncRemoteMemory, InvalidInput, Memory, RemoteMemory  # noqa: E402
 from archivist.integrations.langchain import MemoryContext, MemoryMiddleware  # noqa: E402
 from archivist.server.app import create_app  # noqa: E402
 from archivist.server.keys import create_key  # noqa: E402
@@ -126,6 +126,27 @@ def test_a_server_that_went_away_costs_the_call_nothing(db_path, clock):
     assert m.seen[0][0].content.startswith("Be brief.") and m.seen[0][-1].content == "Hi there"
     mw.close()
     remote.close()
+
+
+@pytest.mark.parametrize("users", [None, ["bob"]], ids=["unknown key", "key for another user"])
+def test_a_refused_key_stops_the_call_instead_of_dropping_memory(db_path, clock, users):
+    with Memory.open(db_path, clock=clock) as mem:
+        key = "ak_" + "x" * 40 if users is None else create_key(mem.store, tenant="default", users=users,
+                                                                  role="writer")[1]
+        serving = Serving(create_app(mem))
+        remote = RemoteMemory(serving.url, api_key=key, tenant="default")
+        mw = MemoryMiddleware(remote, mode="auto", budget=2000)
+        m = model(AIMessage("Hello!"))
+        agent = create_agent(m, tools=[], middleware=[mw], context_schema=MemoryContext)
+        try:
+            with pytest.raises(AccessDenied) as refused:
+                run(agent, "Hi there")
+            assert refused.value.status == (401 if users is None else 403)
+            assert m.seen == []  # no call went out without the memory it was configured with
+        finally:
+            mw.close()
+            remote.close()
+            serving.stop()
 
 
 def test_what_a_server_does_itself_is_refused_up_front(db_path):

@@ -59,7 +59,7 @@ from langchain_core.tools import StructuredTool
 
 from ..context.assemble import SECTIONS, Assembler, ContextRequest, ModelView
 from ..context.history import to_history_message
-from ..errors import ContextOverflow, InvalidBudget, InvalidInput
+from ..errors import AccessDenied, ContextOverflow, InvalidBudget, InvalidInput
 from ..model import Identity, new_id
 from ..pipeline.llm import message_text as _text
 from ..pipeline.queue import QueueFull, RemoteUpdates, UpdateQueue
@@ -380,13 +380,16 @@ class MemoryMiddleware(AgentMiddleware):
         return found
 
     def _assembled(self, request: ModelRequest) -> ModelRequest:
-        """The call, assembled; if that fails (a bug, a broken source), assembled again from
-        the conversation alone — still within the budget and traced. A call that cannot
-        be budgeted at all is not sent."""
+        """The call, assembled; if that fails (a bug, a broken source, a server that is
+        down), assembled again from the conversation alone — still within the budget and
+        traced. A call that cannot be budgeted at all is not sent, nor one whose memory
+        server refused the key (``AccessDenied``)."""
         try:
             return self.assemble(request)[0]
         except (ContextOverflow, InvalidBudget):
             raise  # the call is not sent: its protected part does not fit
+        except AccessDenied:
+            raise  # a refused key is a setting to fix, not an outage to ride out without memory
         except Exception as exc:  # memory never costs the call, and never its budget
             why = f"{type(exc).__name__}: {exc}"
             log.error("context assembly with memory failed (%s); assembling from the conversation alone", why)
