@@ -26,7 +26,7 @@ def test_dicts_work_the_same_way():
         {"id": "u1", "role": "user", "content": "I prefer short answers"},
         {"id": "a1", "role": "assistant", "content": "", "tool_calls": [{"name": "x"}]},
         {"id": "t1", "role": "tool", "content": "output"},
-        {"id": "a2", "role": "assistant", "content": "Noted."},
+        {"id": "a2", "role": "assistant", "content": "Noted: short answers from now on."},
     ]
     assert [r.id for r in filter_messages(msgs).rows] == ["u1", "a2"]
 
@@ -71,8 +71,20 @@ def test_greetings_full_match_only():
         {"id": "r3", "role": "assistant", "content": "明白"},
     ]
     result = filter_messages(msgs)
-    assert [r.id for r in result.rows] == ["k", "r3"]
+    assert [r.id for r in result.rows] == ["k"]
     assert dict(result.dropped)["r1"] == "reply to a greeting or upload"
+    assert dict(result.dropped)["r3"] == "greeting or acknowledgement"  # the assistant's bare "understood"
+
+
+def test_an_assistants_bare_acknowledgement_is_not_kept_as_said():
+    msgs = [{"id": "u1", "role": "user", "content": "I moved to Porto and I work as a nurse."},
+            {"id": "a1", "role": "assistant", "content": "Noted."},
+            {"id": "u2", "role": "user", "content": "Noted, I will do the rest tomorrow: my sister is visiting."},
+            {"id": "a2", "role": "assistant", "content": "好的，记住了。"},
+            {"id": "a3", "role": "assistant", "content": "Noted: you prefer window seats."}]
+    result = filter_messages(msgs)
+    assert [r.id for r in result.rows] == ["u1", "u2", "a3"]  # only a full acknowledgement goes
+    assert dict(result.dropped) == {"a1": "greeting or acknowledgement", "a2": "greeting or acknowledgement"}
 
 
 def test_acknowledgement_list_is_configurable():

@@ -10,7 +10,8 @@ evidence for user memory. Dropped, each with a reason:
   the UI — injected memory must never come back as new evidence — except a
   well-formed clarification answer the user typed;
 * messages that are only greetings or acknowledgements (full match, so "好的，不过以后
-  解释代码请先给最小示例" stays), with the assistant reply that follows them;
+  解释代码请先给最小示例" stays), with the assistant reply that follows them; an
+  assistant's bare acknowledgement ("Noted.", "好的，记住了。") too;
 * upload blocks are cut out of user messages; the user's own words stay.
 
 Works on LangChain message objects and on plain dicts alike.
@@ -40,13 +41,13 @@ DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "你好", "您好", "嗨", "哈喽", "早", "早上好", "晚上好", "好的", "好", "好滴", "嗯", "嗯嗯", "哦", "噢",
     "谢谢", "谢谢你", "谢谢您", "多谢", "感谢", "辛苦了", "收到", "明白", "明白了", "了解", "懂了",
     "知道了", "行", "可以", "没问题", "对", "是的", "好吧", "再见", "拜拜", "晚安", "午安", "中午好", "下午好",
-    "大家好", "早安", "在吗", "在么",
+    "大家好", "早安", "在吗", "在么", "记住了", "记下了", "已记下", "收到了",
     # en
     "hi", "hello", "hey", "ok", "okay", "k", "kk", "thanks", "thank you", "thx", "ty", "cool",
     "great", "nice", "sure", "got it", "understood", "yes", "yep", "yeah", "bye", "goodbye",
     "sounds good", "perfect", "alright", "all right", "good morning", "good afternoon", "good evening",
     "good night", "morning", "evening", "night", "hey there", "hi there", "thanks a lot", "thank you so much",
-    "thanks so much", "many thanks", "cheers", "much appreciated", "appreciate it",
+    "thanks so much", "many thanks", "cheers", "much appreciated", "appreciate it", "noted", "will do",
 )
 _PARTICLES = "呀啊哈啦哦喔嘛呢吧~～"  # "早上好呀～": a greeting with a particle is still a greeting
 
@@ -249,6 +250,8 @@ class MessageFilter:
                     dropped.append((m.id, "reply to a greeting or upload"))
                 elif not m.content or not m.content.strip():
                     dropped.append((m.id, "empty assistant message"))
+                elif self.is_acknowledgement(m.content.strip()):  # "Noted.": nothing said worth keeping as said
+                    dropped.append((m.id, "greeting or acknowledgement"))
                 else:
                     rows.append(Row(m.id, "assistant", m.content.strip(), m.at or at, m.name))
             elif m.role == "tool":
