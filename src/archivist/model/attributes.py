@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .folding import sanitize, simplified
+from .prefilter import prefiltered
 
 _CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
 # ...but not a tool or a language one moves to or works in ("I moved to Vim", "I work in Python")
@@ -161,7 +162,7 @@ def attribute(key: str | None) -> Attribute | None:
     return _BY_KEY.get(key or "")
 
 
-_ANY = re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en)), re.I)  # one pass first
+_ANY = prefiltered(re.compile("|".join(f"(?:{p})" for a in ATTRIBUTES for p in (a.zh, a.en)), re.I))  # one pass first
 
 
 # A past state is not the current value: "I used to live in Madrid" must not replace where the user lives.

@@ -31,6 +31,7 @@ import re
 
 from ..model.attributes import PEOPLE_ZH
 from ..model.folding import normalize
+from ..model.prefilter import prefiltered
 
 _V = (  # side-effecting verbs (stems); every inflection and the nouns ("deploys", "rollouts") count
     r"deploy|redeploy|ship|releas|publish|roll(?:ing|ed|s)?\s?out|rollout|(?:force[- ]?)?push|merg|rebas|"
@@ -63,7 +64,7 @@ _V = (  # side-effecting verbs (stems); every inflection and the nouns ("deploys
     r"submit(?:s|ted|ting)?\s+(?:\w+\s+){0,2}?(?:forms?|applications?|claims?|motions?|filings?|orders?)|dock\w*"
 )
 _ACTION_EN = re.compile(rf"\b(?!sentenc)(?:{_V})\w*")  # "3 sentences max" is not "send"
-_ACTION_ZH = re.compile(
+_ACTION_ZH = prefiltered(re.compile(
     r"部署|上线|发布|发版|推送|推代码|推到|强推|提交|合并|合进|合入|删除|删掉|删库|想删就删|清理|清空|清除|销毁|重启|关机|停机|下线|"
     r"干掉|杀掉|回滚|付款|支付|转账|汇款|打款|结账|结了|结清|付钱|缴费|购买|下单|退款|发送|发邮件|回邮件|回信|发消息|发给|群发|"
     r"(?:帮|替|代)(?:我|用户)(?:回|发|付|转|删|推|合|部署|上线|转账|下单|答应|订|买|卖|签|关|改|接受|报名|交|缴)|续费|轮换|关掉|关闭|"
@@ -74,7 +75,7 @@ _ACTION_ZH = re.compile(
     r"清一清|清掉|删一删|发.{0,6}?(?:提醒|通知|消息|邮件|报告|周报|日报|公告|帖)|"
     r"抄送|带上|转发|签署|批准|审批|安装|卸载|升级|执行|运行|格式化|覆盖|重置|迁移|扩容|缩容|改权限|打\s?tag|"
     r"(?<![a-z])(?:cherry-pick|approve|merge|push|deploy|ship|release|rm -rf)(?![a-z-])"
-)
+))
 _SELF_OR_STYLE = re.compile(  # "send me a summary", "drop the emojis": no side effect on anyone else
     r"^\w*\s+(?:it\s+|them\s+|this\s+|that\s+|over\s+)?(?:back\s+)?(?:to\s+)?(?:me|us|you)\b|"
     r"^\w*\s+(?:the\s+|all\s+|any\s+|your\s+|those\s+)?(?:emojis?|formalit|pleasantr|fluff|jargon|comments?\b|"
@@ -89,7 +90,7 @@ _IDIOM = re.compile(  # figures of speech that use an action's word
     r"best|hugs|thanks))"
 )
 
-_STRONG_EN = re.compile(
+_STRONG_EN = prefiltered(re.compile(
     r"\b(?:cleared|authori[sz]ed|empowered|entitled|pre-?approved)\s+(?:to|for)\b|\bpre-?approved\b|"
     r"\b(?:permission|authori[sz]ation|clearance|consent|blessing|green light|go-?ahead|sign-?off|thumbs[- ]up|"
     r"blank cheque|blank check|carte blanche)\b(?!\s+(?:errors?|denied|issues?|problems?|settings?|dialog))|\bstanding\s+(?:ok|okay|yes|approval|permission|order|authority)\b|"
@@ -106,7 +107,7 @@ _STRONG_EN = re.compile(
     r"everything|all of (?:it|them))\b|\bgo ahead and\b|\bbe my guest\b|\bhave at it\b|\btrust (?:you|the assistant) to\b|\bown\s+(?:\w+\s+){0,3}end to end\b|\bhandle\s+(?:\w+\s+){0,3}yourself\b|"
     r"\b(?:don't|do not|doesn't|does not)\s+(?:need|want|have)\s+to\s+be\s+(?:asked|consulted|pinged|bothered|"
     r"looped|checked)"
-)
+))
 _WEAK_EN = re.compile(
     r"\b(?:whenever|every\s?time|each time|always|anytime|any time|from now on|from here on|going forward|"
     r"henceforth|in (?:the )?future|by default|automatically|auto-|feel free|go ahead|go for it|fine|ok|okay|"
@@ -153,7 +154,7 @@ _ADDRESS_ZH = re.compile(r"你|您|助手|智能体")
 _SPEAKER_ONLY_ZH = re.compile(rf"我(?!的|们的|(?:{PEOPLE_ZH}))|咱们|他|她")  # "我老板" is not the speaker acting
 _SPEAKER_ZH = re.compile(rf"我(?!的|们的|(?:{PEOPLE_ZH}))|咱们|用户|他|她")
 
-_OBEY = re.compile(
+_OBEY = prefiltered(re.compile(
     r"\b(?:follow\w*|obey\w*|execut\w*|carr(?:y|ies) out|compl(?:y|ies) with|act\w* on|do|does|treat\w*)\s+"
     r"(?:\S+\s+){0,4}?(?:instructions?|commands?|requests?|whatever|what(?:ever)? (?:it|they) says?)\b.{0,40}?"
     r"\b(?:web ?pages?|websites?|sites?|pages?|tool (?:results?|outputs?)|emails?|documents?|files?|issues?|"
@@ -169,7 +170,7 @@ _OBEY = re.compile(
     r".{0,6}(?:你)?(?:就|都)(?:做|照做|照着做|照办|执行|去做|做什么)|"
     r"(?:网页|页面|网站|链接|工具|邮件|文档|搜索结果)(?:上|里|中|的)?.{0,20}(?:照做|照着做|照办|服从|遵循)|"
     r"(?:按照?|照着?|照做|听|听从|服从|遵照|遵循|执行)(?:网页|页面|网站|链接|工具|邮件|文档|搜索结果|返回结果)"
-)
+))
 
 
 _QUESTION = re.compile(
@@ -227,7 +228,7 @@ _DELEGATES = re.compile(r"\b(?:wants?|would like|asks?|expects?|needs?|lets?)\b(
 
 # Permission or authority that needs no listed action: a waiver of the user's confirmation,
 # authority handed over, or acting as the user ("I authorize you to sign", "speak for me").
-_STRONG_ALONE = re.compile(
+_STRONG_ALONE = prefiltered(re.compile(
     r"\b(?:without|w/o|instead of)\s+(?:asking|checking with|consulting|confirming with|pinging)\s+(?:me|first|us)?|"
     r"\b(?:don't|do not|no need to|never)\s+(?:have to\s+|need to\s+)?(?:bother\s+)?(?:ask|consult|check with|confirm\w*|"
     r"run it by|ping|notify|loop)\s*(?:me|with me|first|us|in)?\b|\bdon't bother confirming\b|\bi (?:hereby\s+)?(?:authori[sz]e|empower)\s+you\b|"
@@ -248,7 +249,7 @@ _STRONG_ALONE = re.compile(
     r"不用(?:再)?(?:问我|找我|经过我|跟我确认|等我)|别(?:再)?(?:找我|问我)(?:审批|确认)?|先斩后奏|全权|交给你了?|你说了算|你有权|"
     r"以我的名义|代表我|用(?:我|用户|其)(?:的|那张|这张)?.{0,8}(?:账号|账户|卡|微信|支付宝)|替我答应|可以(?:直接|随时|随便|自行|自己|放心)(?=.{0,12}"
     r"(?:重启|部署|上线|发布|删|推|合|付|转|买|卖|订|关|改|签|回))"
-)
+))
 # A waiver of the user's own confirmation: with it, even an impersonal "tickets get closed
 # without pinging the user" is an order to act.
 _WAIVER = re.compile(r"\b(?:without|w/o|instead of)\s+(?:asking|checking|consulting|confirming|pinging|bothering|looping|"
@@ -282,14 +283,14 @@ def _speaker_acts(speaker: re.Pattern, window: str) -> bool:
 
 # A restriction keeps the user in the loop; it is a preference to store, never a grant
 # ("always ask me before you book anything", "never delete … without asking me first", "付款一定要先问我").
-_RESTRICTION = re.compile(
+_RESTRICTION = prefiltered(re.compile(
     r"\b(?:ask|check with|confirm with|run it by|consult)\s+(?:me|with me|us)\s+(?:first|before|beforehand)\b|"
     r"\b(?:be|being)\s+asked\s+(?:first|before)\b|\bask(?:s|ed)?\s+(?:me|the user|them|him|her)\s+before\b|"
     r"\b(?:always|must|should|need to|have to)\s+(?:ask|check with|confirm with|get my (?:ok|okay|approval))\b|"
     r"\b(?:never|not)\b.{0,80}\bwithout\s+(?:being\s+asked|asking|checking|my|their|the user's)\b|"
     r"(?:一定|必须|务必|要|得)(?:要)?(?:先)?(?:问|跟.{0,2}确认|经过|征得|让.{0,2}确认)(?:我|他|她|用户)|先问(?:我|他|她|用户)|"
     r"先跟(?:我|他|她|用户)确认|不要.{0,20}除非我|不要自己做主|别自己做主"
-)
+))
 
 
 def restricts(sentence: str) -> bool:

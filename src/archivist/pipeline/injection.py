@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from ..model.folding import normalize
+from ..model.prefilter import prefiltered
 
-_INJECTION = re.compile(
+_INJECTION = prefiltered(re.compile(
     r"\b(?:ignor\w*|disregard\w*|forget\w*|overrid\w*|bypass\w*|skip\w*|drop\w*)\s+(?:all\s+|any\s+|the\s+|your\s+|"
     r"its\s+|of\s+|my\s+|these\s+|"
     r"those\s+)*(?:(?:previous|prior|above|earlier|preceding|system|original|initial|safety)\s+)+"
@@ -75,12 +76,12 @@ _INJECTION = re.compile(
     r"\b(?:the\s+)?(?:assistant|ai|model|chatbot)\s+(?:must|should|shall|will|has to)\s+(?:forward|send|upload|email|"
     r"post|leak)\b[^.\n]{0,60}\b(?:data|memor(?:y|ies)|messages|conversations?|history|passwords?)\b",
     re.I,
-)
+))
 
 
 # Text that speaks as the system, an administrator or a note to the model, and role lines
 # on any line of the text as written (folding joins lines, so these read the text as given).
-_SPOOFED = re.compile(
+_SPOOFED = prefiltered(re.compile(
     r"(?m)^\s*(?:system|developer|assistant|admin(?:istrator)?|root)\s*(?:message|prompt|notice)?\s*[:：]|"
     r"\[\s*(?:system|admin|developer|root|moderator)\b[^\]\n]{0,30}\]|"
     r"\b(?:system|admin|administrator|developer|security|policy)\s+(?:notice|override|update|directive|message|alert)\s*[:：\]]|"
@@ -95,7 +96,7 @@ _SPOOFED = re.compile(
     r"(?:开发者|系统)(?:指令|提示词?|消息|设定)[^。\n]{0,16}?(?:贴|发|输出|打印|显示|告诉|说|复述)|"
     r"\b(?:safety|content|privacy)\s+polic(?:y|ies)\s+(?:has|have)\s+been\s+(?:updated|changed|lifted|removed)\b",
     re.I,
-)
+))
 
 
 def find_injection(text: str) -> str | None:

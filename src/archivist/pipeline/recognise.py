@@ -28,6 +28,7 @@ import re
 from ..model.screening import screening_form
 from .grants import IMPERATIVE_START, names_action, restricts
 from .language import CONFIDENT, language_of, readable
+from ..model.prefilter import prefiltered
 
 DATA_CONFIDENT = 0.5  # how sure identification must be to hold an application's data as another language
 
@@ -60,7 +61,7 @@ ANSWER_STYLE = {
                  r"speak(?:ing)? to me|write|writing|wording|translat\w*|code comments?|comments)\b|"
                  r"回答|回复|答复|作答|回我|跟我说|和我说|写|翻译|注释|输出",
 }
-_STYLE = re.compile("|".join(f"(?:{p})" for p in ANSWER_STYLE.values()))
+_STYLE = prefiltered(re.compile("|".join(f"(?:{p})" for p in ANSWER_STYLE.values())))
 
 # Preference keys an application may set and have shown as they are: the same table, by name.
 PREFERENCE_KEYS = frozenset({
@@ -107,13 +108,13 @@ _WAIVER = re.compile(r"\bwithout\s+(?:\w+\s+){0,2}?(?:asking|checking|consulting
 _QUESTION = re.compile(r"[?？]\s*$|\bhow\s*$|吗\s*[。.!！]?\s*$|^(?:how|what|why|which|who|when|where|is|are|does|do|did|"
                        r"should i|can i|could i|would i)\b|^(?:怎么|如何|为什么|能不能|可不可以|是不是|有没有|请问)|"
                        r"(?:怎么|如何|有没有|能否|是否).{0,30}[?？]?$")
-_ADDRESSED_ZH = re.compile(
+_ADDRESSED_ZH = prefiltered(re.compile(
     r"(?:你|您|你们|助手|智能体|机器人|\bai\b)(?:以后|今后|往后|就|都|也|可以|能|要|应该|应当|得|必须|务必|直接|随时|负责|来|去|帮|替|"
     r"不用|无需|不必|自己|自行|有权|全权)|"
     r"(?:^|[,，;；:：]\s*)(?:(?:以后|今后|往后|从现在起?|从今天起|每次|下次|遇到.{0,12}?|只要.{0,12}?)[,，\s]*)*"
     r"(?:请|麻烦|劳驾|帮我|帮忙|给我|替我|记得|记住要|别|不要|务必|一定要|直接|一律|统统|全部|都给|都帮)|"
     r"(?:就|都|也|再|直接|先|然后|以后|记得|顺便|自动)(?:帮|替|给)我"
-)
+))
 # A standing order without an addressee or a permission word: prescribed, automatic,
 # implied, or waived for someone's actions.
 _ORDER_EN = re.compile(
@@ -158,14 +159,14 @@ def _sentences(view: str) -> list[str]:
 
 # The assistant or a model addressed: by name as the one spoken to ("Assistant, …", "Note to the
 # AI", "for the model:", "if an AI reads this", "致…AI"), not a mention ("an AI team", "风控模型").
-_MODEL_NAMED = re.compile(
+_MODEL_NAMED = prefiltered(re.compile(
     r"^(?:dear\s+|hey\s+|hi\s+|attention\s+|note to (?:the |any |future )?)?(?:ai|assistant|chatbot|bot|llm|model|agent|"
     r"copilot|chatgpt|claude|gpt|gemini)s?\s*[,:：]|\bnote\s+to\s+(?:the\s+|any\s+|future\s+)?(?:ai|assistant|model|llm|"
     r"chatbot|bot|agent)s?\b|\b(?:for|to|attention)\s+(?:the|any|an|all|whichever|whatever|every)\s+(?:ai|assistant|model|"
     r"llm|language model|chatbot|bot|agent)s?\b[^.:\n]{0,40}[:：,]|\bnote\s+for\s+(?:the\s+|any\s+|whichever\s+|whatever\s+|"
     r"future\s+)?(?:ai|assistant|model|llm|chatbot|bot|agent)s?\b|\b(?:if|when|whenever)\s+(?:an?|the|any)\s+(?:ai|assistant|model|llm|language model|chatbot|"
     r"bot|agent)\b|\b(?:any|every)\s+(?:ai|assistant|model|llm|chatbot|bot|agent)\s+(?:that|who|reading|screening|"
-    r"processing)\b|^(?:致|给|告诉)(?:.{0,12})?(?:ai|助手|模型|机器人|智能体)|(?:ai|助手|智能体)(?:[,，:：]|请|你)")
+    r"processing)\b|^(?:致|给|告诉)(?:.{0,12})?(?:ai|助手|模型|机器人|智能体)|(?:ai|助手|智能体)(?:[,，:：]|请|你)"))
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|u|ya)\b|你|您")
 # An order that opens with a verb in its base form (a wider list than the actions: orders of
 # any kind, answered by the style table).
@@ -178,7 +179,7 @@ _BASE_VERB = re.compile(
     r"disregard|override|bypass|disable|enable|grant|approve|reimburse|refund|wire|top|charge|unlock|lock|reset|rotate|"
     r"share|email|text|message|notify|escalate|assign|close|archive|purge|wipe|restart|reboot|kill)\b")
 # A waiver of the user's own confirmation, on its own: never a description of the user.
-_WAIVER_ANY = re.compile(
+_WAIVER_ANY = prefiltered(re.compile(
     r"\b(?:without|w/o)\s+(?:\w+\s+){0,2}?(?:asking|checking|consulting|confirming|pinging|bothering|telling|notifying)"
     r"\s+(?:with\s+)?(?:me|us|the user|first)\b|"
     r"\bno\s+need\s+to\s+(?:ask|ping|check|confirm|bother|tell|notify|consult|loop|run it by)\b|"
@@ -206,7 +207,7 @@ _WAIVER_ANY = re.compile(
     r"\b(?:ask|confirm)\w*[_ ](?:the[_ ])?user[_ ]first\W{0,4}(?:false|no|0)\b|"
     r"\b(?:assistant|agent|ai|bot)[_ ](?:policy|permissions?|rules?|config|settings)\b|"
     r"不用(?:每次|再|总|都)*(?:来)?(?:问|跟|找|和)?我|不必(?:先|再)?问我|不必(?:再)?问我|无需(?:我|再)?(?:确认|同意|批准|审批)|别(?:再)?问我|不用(?:再)?(?:确认|审批|请示)|"
-    r"不想(?:再)?(?:管|看|确认|过问|审)|从我的(?:支付宝|微信|账户|帐户|银行卡|卡|余额)")
+    r"不想(?:再)?(?:管|看|确认|过问|审)|从我的(?:支付宝|微信|账户|帐户|银行卡|卡|余额)"))
 # An action stated as a rule of no one in particular: "Every invoice … is paid on receipt",
 # "两百元以下的退款，都是直接退的", "Policy as of today — refunds … are granted".
 _RULE_CUE = re.compile(
@@ -340,18 +341,18 @@ def _doubt(text: str, addressed_ok: bool, orders_ok: bool, language_ok: bool,
     return None
 
 
-_WAIVES = re.compile(
+_WAIVES = prefiltered(re.compile(
     r"\b(?:sign-?off|approval|permission|consent|ok|okay|go-?ahead|review|confirmation|check(?:ing)? with)\b.{0,30}"
     r"\b(?:isn't|is not|aren't|are not|not|no longer|never)\s+(?:\w+\s+)?(?:needed|required|necessary)\b|"
     r"\b(?:no|without|skip\w*|waive\w*|don't need|do not need|doesn't need|does not need|needn't)\s+(?:\w+\s+){0,2}?"
     r"(?:sign-?off|approval|permission|consent|ok|okay|go-?ahead|review|confirmation|asking|checking)\b|"
-    r"不(?:用|必|需要)(?:问|经过|等)?我?(?:确认|审批|同意|批准|签字|过目)?|无需(?:确认|审批|同意|批准)|免审|不用问")
+    r"不(?:用|必|需要)(?:问|经过|等)?我?(?:确认|审批|同意|批准|签字|过目)?|无需(?:确认|审批|同意|批准)|免审|不用问"))
 
 
-_STOPPED_CHECKING = re.compile(
+_STOPPED_CHECKING = prefiltered(re.compile(
     r"\b(?:stopped|quit|no longer|don't|do not|never|won't)\s+(?:\w+\s+)?(?:double-?check\w*|check\w*|proofread\w*|"
     r"review\w*|look(?:ing)? at|read(?:ing)?|open(?:ing)?|approv\w*|sign(?:ing)? off)\b|\btrust\s+(?:\S+\s+){0,4}?more than\b|"
-    r"\b(?:pointless|unnecessary|a formality)\b|不想(?:再)?(?:管|看|确认|过问|审)|不再(?:看|审|确认|核对)|懒得(?:看|管|确认)")
+    r"\b(?:pointless|unnecessary|a formality)\b|不想(?:再)?(?:管|看|确认|过问|审)|不再(?:看|审|确认|核对)|懒得(?:看|管|确认)"))
 
 
 def order_part(text: str) -> str | None:

@@ -29,6 +29,7 @@ from stdnum.kr import rrn
 from stdnum.tr import tckimlik
 
 from ..model.folding import sanitize
+from ..model.prefilter import prefiltered
 
 _PREFIXED = re.compile(
     r"\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?:pk|rk|sk)_(?:live|test)_[A-Za-z0-9]{16,}|"
@@ -114,12 +115,12 @@ _DIGIT_RUN = re.compile(r"(?<![\w.])\d[\d \t.\-/／]{8,}\d(?![\w])|(?<![\w])\d{6
 
 # A number the user names as an identifier or a code is refused whatever its checksum says:
 # "my credit card number is 4111 1111 1111 1111", "身份证号是 110101199003071234", "the door code is 4821".
-_WORDED_NUMBER = re.compile(
+_WORDED_NUMBER = prefiltered(re.compile(
     r"(?:credit card|debit card|bank card|card|account|routing|iban|passport|driver'?s licen[cs]e|social security|ssn|"
     r"national id|身份证|银行卡|卡号|信用卡|储蓄卡|账号|账户|护照|社保|医保|驾驶证)\s*(?:number|no\.?|#|号码|号)?\s*"
     r"(?:is|was|是|为|:|：|=)\s*[A-Za-z]?\d[\d\s\-]{5,}|"
     r"(?:door|gate|alarm|lock|safe|garage|locker|building|门禁|门锁|保险箱|保险柜|密码锁)\s*(?:code|pin|combination|密码|码)\s*"
-    r"(?:is|was|是|为|:|：|=)\s*\d{3,}", re.I)
+    r"(?:is|was|是|为|:|：|=)\s*\d{3,}", re.I))
 
 
 # Latin look-alikes from Cyrillic and Greek ("pаssword" with a Cyrillic а reads as "password")
@@ -138,13 +139,13 @@ def _skeleton(text: str) -> str:
 _SECRET_WORDS = (r"password|passwd|pwd|pw|pass(?=\s*[:=：])|passcode|pin(?: code| number)?|passwort|kennwort|contrase[ñn]a|clave|"
                  r"mot de passe|mdp|senha|wachtwoord|parola|пароль|пин-?код|密码|口令|暗証番号|パスワード|비밀번호|암호")
 # One-time codes and document numbers said as such: "the 2FA code … is 839201", "passport no. X1234567".
-_CODES = re.compile(r"\b(?:2fa|mfa|otp|one-time|one time|verification|security|confirmation|auth(?:entication)?|sms|"
+_CODES = prefiltered(re.compile(r"\b(?:2fa|mfa|otp|one-time|one time|verification|security|confirmation|auth(?:entication)?|sms|"
                     r"login|access)\s+(?:code|pin|token)\b[^.\n]{0,40}?\b\d{3,4}\s?\d{2,4}\b|"
                     r"\bcode\b[^.\n]{0,40}?\b(?:texted|sent|sms)\b[^.\n]{0,30}?\b\d{3}\s?\d{3}\b|"
                     r"\b(?:texted|sent)\s+me\b[^.\n]{0,20}?\b\d{3}\s?\d{3}\b|"
                     r"(?:验证码|校验码|动态码|安全码)[^。\n]{0,12}?\d{3,4}\s?\d{2,4}|"
                     r"\bpassport\s*(?:no\.?|number|num|#)?\s*(?:is\s+|:\s*)?[A-Z]{0,2}\d{6,9}\b|护照号?(?:码)?\s*(?:是|:|：)?\s*"
-                    r"[A-Z]{0,2}\d{6,9}", re.I)
+                    r"[A-Z]{0,2}\d{6,9}", re.I))
 # A password given after an arrow, a dash, or "for the router is".
 _PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>|–|—|\s-\s|[:：=]|\s(?:is|ist|lautet|es|est|é|"
                              rf"c'est|era|è|это|は|是|为)\s|\bfor\s+(?:the\s+|my\s+)?\w+(?:\s+\w+)?\s+(?:is|are)\b)"
@@ -156,9 +157,9 @@ _LOGIN_GIVEN = re.compile(r"\b(?:login|log-?in|sign-?in|credentials?|account|use
 _LOGIN_PAIR2 = re.compile(r"[^\s@]{1,64}@[^\s@]{1,64}\.\w{1,24}\s*[/|:,]\s*(\S{6,64})")
 _COMBINATION = re.compile(r"\b(?:safe|lock|padlock|locker|vault)\b[^.\n]{0,40}?\b\d{1,3}\s*(?:left|right|l|r)\b[^.\n]{0,12}?"
                           r"\d{1,3}\s*(?:left|right|l|r)\b|保险(?:箱|柜).{0,20}\d{1,3}.{0,4}[左右].{0,6}\d{1,3}", re.I)
-_PARTIAL_PIN = re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
+_PARTIAL_PIN = prefiltered(re.compile(rf"(?:{_SECRET_WORDS}|code|combination|密码|口令)\b[^.\n。]{{0,40}}?(?:starts?|begins?|ends?|first|last)\s+"
                           r"(?:\w+\s+){0,3}?(?:with\s+|are\s+|is\s+)?(?<![A-Za-z0-9])\d{2,}(?![A-Za-z])|(?:密码|口令)[^。\n]{0,20}?(?:开头|结尾|前|后)[^。\n]{0,6}?\d{2,}",
-                          re.I)
+                          re.I))
 _CODE_WORDS = (r"(?:unlock|door|gate|keypad|alarm|lock|safe|access|entry|garage|phone|locker)\s+(?:code|pin|combination|"
                r"password|passcode)|keypad|disarm(?:\s+with)?|门禁(?:密码|码)?|门锁|电子锁|密码锁")
 _SPACED_PIN = re.compile(rf"(?<![a-z])(?:{_SECRET_WORDS}|{_CODE_WORDS})(?![a-z])[^.\n。]{{0,40}}?(?:is|was|ist|es|est|é|は|는|은|是|为|改成了?|"
@@ -200,8 +201,8 @@ def _bip39() -> frozenset[str]:
     return frozenset(words)
 
 
-_NAMED_PHRASE = re.compile(r"\b(?:seed|recovery|backup|secret|mnemonic|wallet)\s+(?:phrase|words|key)\b|\bmnemonic\b|"
-                           r"\b(?:ledger|trezor|metamask|wallet)\b|助记词|恢复短语|种子短语", re.I)
+_NAMED_PHRASE = prefiltered(re.compile(r"\b(?:seed|recovery|backup|secret|mnemonic|wallet)\s+(?:phrase|words|key)\b|\bmnemonic\b|"
+                           r"\b(?:ledger|trezor|metamask|wallet)\b|助记词|恢复短语|种子短语", re.I))
 
 
 def _recovery_phrase(text: str) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..model.attributes import infer_key
 from ..model.folding import LOOKALIKE_BRACKETS, sanitize, unspaced
+from ..model.prefilter import prefiltered
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,7 @@ def is_hypothetical(loc: Located) -> bool:
     return bool(_HYPOTHETICAL.search(before[-80:]) or _HYPOTHETICAL.match(quote.lstrip()))
 
 
-_ATTRIBUTION = re.compile(
+_ATTRIBUTION = prefiltered(re.compile(
     r"(?:他|她|他们|她们|老板|领导|经理|同事|朋友|老师|医生|妈妈|爸爸|老婆|老公|客户|文档|文章|书|报告|邮件|新闻|网上|有人|别人|"
     r"大家|据说|听说|官网|教程|我妈|我爸|我哥|我姐|我弟|我妹|家里人|爷爷|奶奶)(?:里|上|中)?(?:[\u4e00-\u9fff]{1,3}?)?"
     r"(?:总是?|老是?|常常?|经常|一直|都|也|还|"
@@ -146,7 +147,7 @@ _ATTRIBUTION = re.compile(
     r"(?:said|says|say|told me|tells me|wrote|writes|claims?|claimed|thinks?|thought|believes?|mentioned|insists?|"
     r"recommends?|suggested|suggests)\b|(?:^|(?<=\s))(?!i\b|we\b|you\b)[a-z]+\s+(?:said|says|told me|wrote)\b|"
     r"\baccording to\b"
-)
+))
 
 
 def is_attributed(loc: Located) -> bool:
@@ -169,10 +170,10 @@ _COMPLAINT = re.compile(
     r"got (?:it|this|that|\w+) wrong|lose|lost|delete|deleted|overwr\w*)|"
     r"\b(?:another|yet another|again|for the (?:third|fourth|fifth|\w+) time)\b.{0,30}\b(?:wrong|broken|error|mistake|"
     r"fail\w*|bug)")
-_IRONY = re.compile(r"呵呵|真是(?:太)?(?:好|棒|谢谢|厉害)了?|可真(?:行|棒|厉害)|谢谢你啊|\b(?:oh|yeah|wow|great|perfect),?\s+"
+_IRONY = prefiltered(re.compile(r"呵呵|真是(?:太)?(?:好|棒|谢谢|厉害)了?|可真(?:行|棒|厉害)|谢谢你啊|\b(?:oh|yeah|wow|great|perfect),?\s+"
                     r"(?:great|wonderful|perfect|fantastic|brilliant|nice|sure|right|thanks|just what i needed)\b|"
                     r"\byeah,?\s+right\b|\bthanks for nothing\b|\breally helpful\b|\bso helpful\b|\bjust (?:love|adore)\b|"
-                    r"\blove (?:it )?(?:when|how) you\b|/s\b|🙄|😒|🙃")
+                    r"\blove (?:it )?(?:when|how) you\b|/s\b|🙄|😒|🙃"))
 
 
 def is_sarcastic(loc: Located) -> bool:
@@ -216,11 +217,11 @@ def is_quoted_material(loc: Located) -> bool:
 
 
 # Who the answer is for, said beside the request: "先用英文回我，我同事要看", "I'm forwarding this to my landlord".
-_PURPOSE = re.compile(
+_PURPOSE = prefiltered(re.compile(
     r"(?:给|让)?(?:我的?)?(?:同事|老板|领导|经理|房东|客户|朋友|老师|家人|妈妈|爸爸|老外|面试官)(?:要|想)?看|要发给|转给|"
     r"\b(?:i'm|i am|i'll|i will|going to)\s+(?:forward|send|show|pass|share)\w*\s+(?:it|this|that)\b|"
     r"\bfor my (?:colleague|boss|landlord|client|friend|teacher|team|manager|mom|dad|interviewer)\b"
-)
+))
 ONE_OFF = re.compile(
     r"这次|这一次|这回|本次|今天|今晚|刚才|刚刚|暂时|临时|先这样|一下|这个问题|这段|这篇|这份|这条|这封|上面的?|下面的?|"
     r"\b(?:this time|this once|today|tonight|for now|right now|just now|for the moment|for this (?:one|question|"
@@ -279,13 +280,13 @@ def is_one_off(loc: Located) -> bool:
     return bool(_CONCRETE.search(sentence) or "?" in other or re.search(r"[吗呢]\s*[。.?]?", other))
 
 
-_PROJECT = re.compile(
+_PROJECT = prefiltered(re.compile(
     r"(?:这个|本|该|此|这边的?|这里的?|当前的?|我们这个|咱们这个|我们的|咱们的)(?:项目|仓库|代码库|代码仓库|工程|repo|monorepo)|"
     r"项目里|项目中|仓库里|代码库|代码仓库|这个 ?repo|"
     r"\b(?:this|our|the current|the) (?:repo|repository|codebase|code base|monorepo)\b|"
     r"\b(?:this|our|the current) (?:project|service)\b|\bin this repo\b|"
     r"\b(?:repo|repository|codebase|code base|project)\s+(?:we're|we are|i'm|i am)\s+(?:in|on|working on)\b"
-)
+))
 _TASK = re.compile(
     r"刚才那个|刚才的|上一条|上面那个|这个任务|本次任务|这个工单|这个\s?pr\b|"
     r"\b(?:this|that) (?:task|ticket|pr|pull request|issue|bug)\b|\b(?:no wait|wait,|oops|typo|flipped the (?:digits|"
