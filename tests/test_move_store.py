@@ -103,3 +103,37 @@ def test_a_used_database_or_a_missing_store_is_refused(source, tmp_path):
     proc = subprocess.run([*ARCHIVIST, "migrate-store", "--from", dsn, "--to", str(path)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1 and proc.stderr.strip().endswith("--to is a postgresql:// DSN (the SQLite store is --from)")
+
+
+def test_a_store_being_written_is_not_moved(source):
+    """A write during the move would not be carried (and a forget would leave its fact in
+    the target): the move takes the source's write lock, or refuses."""
+    import sqlite3
+
+    path, _ = source
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        with open_store(fresh_database()) as store, pytest.raises(InvalidInput, match="is being written"):
+            move_store(path, store)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert not path.with_name("memory.db.move.json").exists()
+
+
+def test_a_move_does_not_resume_over_a_source_that_changed(source):
+    path, _ = source
+    dsn = fresh_database()
+
+    def stop_in_audit(table, done, total):
+        if table == "audit":
+            raise KeyboardInterrupt
+
+    with open_store(dsn) as store, pytest.raises(KeyboardInterrupt):
+        move_store(path, store, batch=2, progress=stop_in_audit)
+    with Memory.open(path, embedder=None) as mem:  # between the runs, the user forgets a fact
+        alice = mem.scope(user="alice")
+        alice.forget(next(f.id for f in alice.facts() if "Porto" in f.content))
+    with open_store(dsn) as store, pytest.raises(InvalidInput, match="the source changed since this move began"):
+        move_store(path, store, batch=2)

@@ -61,9 +61,15 @@ def move_store(source: str | Path, target: Any, *, batch: int = 1000,
     if not path.is_file():
         raise StoreNotFound(f"no store at {path}")
     note = Progress(path.with_name(path.name + ".move.json"), str(target.path))
-    src = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+    src = sqlite3.connect(path.resolve(), timeout=5.0, isolation_level=None)
     try:
-        report = MoveReport(resumed=_begin(target, note))
+        try:  # the source's write lock, held to the end: a write during the move would not be carried
+            src.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise InvalidInput(f"{path} is being written ({exc}); stop the processes that write to it "
+                               "(serve, mcp, agents) and run the move again") from None
+        fingerprint = _fingerprint(src)
+        report = MoveReport(resumed=_begin(target, note, fingerprint))
         kinds = _column_kinds(target)
         for table in TABLES:
             report.counts[table] = _copy(src, target, table, kinds[table], note, batch, progress)
@@ -73,7 +79,21 @@ def move_store(source: str | Path, target: Any, *, batch: int = 1000,
             note.path.unlink(missing_ok=True)
         return report
     finally:
-        src.close()
+        src.close()  # the lock goes with the connection (nothing was written)
+
+
+def _fingerprint(src: sqlite3.Connection) -> dict[str, list[int]]:
+    """Rows and the highest row number of each table: what a resumed move checks the
+    source still has, since rows written or forgotten between two runs would be missed."""
+    tables = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    found = {}
+    for table in (*TABLES, "fact_vectors"):
+        if table in tables:
+            try:
+                found[table] = list(src.execute(f"SELECT count(*), coalesce(max(rowid), 0) FROM {table}").fetchone())
+            except sqlite3.OperationalError:  # WITHOUT ROWID: its rows
+                found[table] = [src.execute(f"SELECT count(*) FROM {table}").fetchone()[0], 0]
+    return found
 
 
 class Progress:
@@ -82,24 +102,34 @@ class Progress:
     def __init__(self, path: Path, target: str) -> None:
         self.path, self.target = path, target
         self.last: dict[str, int] = {}
+        self.source: dict[str, list[int]] | None = None
         if path.exists():
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("target") != target:
                 raise InvalidInput(f"{path} notes a move of this store into {data.get('target')} that did not finish; "
                                    "finish that one, or remove the note")
             self.last = {k: int(v) for k, v in data.get("last", {}).items()}
+            self.source = data.get("source")
 
     def save(self, table: str, last: int) -> None:
         self.last[table] = last
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"target": self.target, "last": self.last}), encoding="utf-8")
+        tmp.write_text(json.dumps({"target": self.target, "last": self.last, "source": self.source}),
+                       encoding="utf-8")
         os.replace(tmp, self.path)
 
 
-def _begin(target: Any, note: Progress) -> bool:
-    """True when resuming; refuses a target that holds anything without a note of this move."""
+def _begin(target: Any, note: Progress, fingerprint: dict[str, list[int]]) -> bool:
+    """True when resuming; refuses a target that holds anything without a note of this
+    move, and a resume after the source changed (what was forgotten there meanwhile
+    would stay in the target)."""
     if note.path.exists():
+        if note.source is not None and note.source != fingerprint:
+            changed = sorted(t for t in set(note.source) | set(fingerprint) if note.source.get(t) != fingerprint.get(t))
+            raise InvalidInput(f"the source changed since this move began ({', '.join(changed[:4])}): empty the "
+                               f"target database, remove {note.path}, and move the store again")
         return True
+    note.source = fingerprint
     used = [t for t in TABLES if t != "vector_meta"
             and target.db.read(MAINTENANCE, f"SELECT EXISTS (SELECT 1 FROM {t})")[0][0]]
     if used:
