@@ -111,6 +111,7 @@ _STRONG_EN = prefiltered(re.compile(
 _WEAK_EN = re.compile(
     r"\b(?:whenever|every\s?time|each time|always|anytime|any time|from now on|from here on|going forward|"
     r"henceforth|in (?:the )?future|by default|automatically|auto-|feel free|go ahead|go for it|fine|ok|okay|"
+    r"standing (?:rule|instruction|directive|policy)s?|(?:general|house|ground) rules?|as a (?:general )?rule|"
     r"good to|free to|allowed to|happy for you|trust you|ahead and|on green|once they|once it|when(?:ever)? it|"
     r"if it|each month|every (?:day|week|month|friday|monday|time)|just|can|may|let|lets|letting|allow|allows|"
     r"(?<=^)if|(?<=^)when|"

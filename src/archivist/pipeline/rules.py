@@ -531,6 +531,14 @@ _REMEMBER_THIS = Pattern("explicit", "en", r"^.+$", examples=(("Remember that I'
                                                             "The user is on call every other weekend."),))
 
 
+# "remember my password", "记住我的生日": a thing that needs a value, named without one
+_VALUE_NOUNS = r"password|passcode|pin|pin code|code|login|credentials|secret|key|address|birthday|number|name|" \
+               r"anniversary|e-?mail|phone"
+_BARE_POSSESSION = re.compile(rf"(?:my|our)(?:\s+[a-z][\w'-]*){{0,2}}?\s+(?:{_VALUE_NOUNS})s?\s*(?:for me|please)?[.!]*|"
+                              r"我(?:们)?的[\u4e00-\u9fff]{0,4}?(?:密码|口令|验证码|密钥|地址|生日|电话|号码|名字|纪念日)[。！!.]*",
+                              re.I)
+
+
 def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
     """"记住…" / "remember that…" with no pattern of its own: kept as said, when it is about
     the user (first person) or the project — "Remember Jon, just do it!" is neither."""
@@ -541,6 +549,8 @@ def _explicit(clause: Clause) -> tuple[Pattern, re.Match[str], bool] | None:
         return None
     if re.search(r"\b(?:here|there) for you\b|\brooting for you\b|\bproud of you\b|支持你|陪着你|在你身边", body, re.I):
         return None  # "And remember, I'm always here for you": said to the other person
+    if _BARE_POSSESSION.fullmatch(body.strip()):
+        return None  # "Please remember my password.": it names a thing and says nothing of it
     return _REMEMBER_THIS, re.match(r"^.+$", body, re.S), zh  # type: ignore[return-value]
 
 

@@ -277,6 +277,47 @@ def _standard_number(text: str) -> str | None:
     return None
 
 
+# A password by its shape, with or without a word that names it ("The thing I type to unlock
+# my laptop is BlueHorse#19.", "Credentials for the staging DB: admin / Winter2024!"): one
+# token of upper and lower case letters, digits and a symbol inside it; or, where the text
+# speaks of unlocking, signing in or credentials, a token of letters and digits with a
+# symbol anywhere or mixed case.
+_TOKEN_CHAR = r"[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
+_TOKENS = re.compile(rf"(?<!{_TOKEN_CHAR})[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\d]*\d{_TOKEN_CHAR}*")  # from a token's start
+# (every password this reads holds a digit: only the tokens with one are looked at)
+_SYMBOLS = frozenset("!#$%&*+=?@^~")
+_INSIDE = frozenset("!#$%&*+?@^~")  # "=" inside a token is more often code ("timeout=30") than a password
+_PASSWORD_CHARS = re.compile(r"[A-Za-z0-9!#$%&*+=?@^~._-]+")  # brackets, pipes, slashes: code or a pattern
+# what a password opens: a token of letters and digits given near these is one when it
+# mixes case; near words of signing in (a user name is given there too) it needs a symbol
+_UNLOCK_WORDS = re.compile(r"\b(?:unlock\w*|credentials?|passphrase|master key|vault|keychain)\b|解锁|口令|凭据|凭证",
+                           re.I)
+_SIGN_IN_WORDS = re.compile(r"\b(?:log\s?-?in|sign\s?-?in)\b|登录|登陆", re.I)
+
+
+def _password_shaped(token: str, *, cue: str | None) -> bool:
+    """``cue``: ``unlock`` or ``sign_in`` when the text speaks of one, else None."""
+    token = token.strip("\"'“”‘’()[]{}<>.,;:，。；：")
+    if not 6 <= len(token) <= 64 or not _PASSWORD_CHARS.fullmatch(token) or token[0] in "@#" \
+            or re.search(r"@[\w-]+\.\w", token):
+        return False  # a handle, a hashtag, an address or a piece of code is not a password
+    upper, lower = any(c.isupper() for c in token), any(c.islower() for c in token)
+    digit, letter = any(c.isdigit() for c in token), any(c.isalpha() for c in token)
+    if upper and lower and digit and len(token) >= 8 and any(c in _INSIDE for c in token[:-1]):
+        return True
+    if cue is None or not (letter and digit):
+        return False
+    return any(c in _SYMBOLS for c in token) or (cue == "unlock" and upper and lower)
+
+
+def _shaped_password(t: str) -> bool:
+    tokens = [m.group(0) for m in _TOKENS.finditer(t) if len(m.group(0)) >= 6]
+    if not tokens:
+        return False
+    cue = "unlock" if _UNLOCK_WORDS.search(t) else "sign_in" if _SIGN_IN_WORDS.search(t) else None
+    return any(_password_shaped(token, cue=cue) for token in tokens)
+
+
 def find_secret(text: str) -> str | None:
     """The kind of secret found in ``text`` (``api_key``, ``private_key``, ``password``,
     ``national_id``, ``payment_card``, ``token``), or ``None``. Digits are read with
@@ -349,4 +390,6 @@ def _find_secret(t: str) -> str | None:
         return "national_id"
     if any(_looks_random(tok) for tok in _TOKEN.findall(t)):
         return "token"
+    if _shaped_password(t):
+        return "password"
     return None

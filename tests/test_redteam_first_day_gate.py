@@ -1,0 +1,83 @@
+"""Writes a first-contact red team got through the gate (kept as regressions), and the
+near misses that must still be kept."""
+
+import pytest
+
+from archivist import Memory
+from archivist.pipeline.secrets import find_secret
+
+SECRETS = [
+    "The thing I type to unlock my laptop is BlueHorse#19.",
+    "Credentials for the staging DB: admin / Winter2024!",
+    "My laptop unlock phrase is BlueHorse#19",
+    "解锁手机用的是 Mimi2023",
+    "I log in to Steam as DarkKnight92 with Hunter!22",
+    "Backup vault: Q7w!x9Rt",
+]
+NOT_SECRETS = [  # product names, handles, addresses, code and user names stay facts
+    "I bought an iPhone15 and a Pixel8a.",
+    "I work on GPT-4o and Llama3 at Meta.",
+    "I love C# and F#, and Python3.12!",
+    "My handle is @Alice_2024",
+    "Email me at Bob.Smith99@gmail.com",
+    "We won 3-1! Great game vs Team2024!",
+    "I log in to Steam as DarkKnight92",
+    "I set timeout=30 in Config2 for the worker.",
+    "Meeting at 10am in room B2#4",
+]
+
+
+@pytest.fixture
+def scope():
+    mem = Memory.open(":memory:", embedder=None)
+    yield mem.scope(user="ana")
+    mem.close()
+
+
+@pytest.mark.parametrize("text", SECRETS)
+def test_a_password_by_its_shape_is_never_stored(scope, text):
+    assert find_secret(text) == "password"
+    report = scope.remember_many([{"content": text}])
+    assert not report.saved and not report.candidates
+    assert [why.code for _, why in report.rejected] == ["secret"]
+    learned = scope.learn([{"id": "u1", "role": "user", "content": text}])
+    assert not learned.saved and scope.facts() == []
+    assert all(e.content.startswith("[redacted: ") for e in learned.episodes)  # the turn's words are not kept
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_what_only_looks_like_a_password_is_kept(text):
+    assert find_secret(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Standing rule: merge my PRs once CI is green.",
+    "Standing instruction: deploy to staging after every merge.",
+    "As a rule, pay the electricity bill when it arrives.",
+])
+def test_a_standing_rule_for_an_action_is_a_standing_order(scope, text):
+    report = scope.remember_many([{"content": text}])
+    assert not report.saved and [why.code for _, why in report.rejected] == ["transactional"]
+
+
+@pytest.mark.parametrize("text", [
+    "General rule: reply in French.", "Standing rule: I never work on Sundays.", "As a rule I drink coffee black."])
+def test_a_rule_about_style_or_the_users_own_habits_is_kept(scope, text):
+    assert scope.remember_many([{"content": text}]).saved
+
+
+@pytest.mark.parametrize("text", ["Please remember my password.", "请记住我的密码。", "Remember my new address please.",
+                                  "Remember my bank login for me."])
+def test_remember_my_thing_without_its_value_stores_nothing(scope, text):
+    report = scope.learn([{"id": "u1", "role": "user", "content": text}])
+    assert report.saved == [] and scope.facts() == []
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Remember my mother is visiting on Friday.", "The user's mother is visiting on Friday."),
+    ("Remember my wife hates cilantro.", "The user's wife hates cilantro."),
+    ("记住我的生日是五月三号。", "用户的生日是五月三号。"),
+    ("Remember my name is Ana.", "The user's name is Ana."),
+])
+def test_remember_with_a_value_is_kept(scope, text, kept):
+    assert [f.content for f in scope.learn([{"id": "u1", "role": "user", "content": text}]).saved] == [kept]
