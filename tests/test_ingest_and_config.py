@@ -60,8 +60,8 @@ def test_ingest_learns_every_conversation_and_reports_the_bad_ones(tmp_path):
                                         "用户对花生过敏。"]
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("m.db*"))
     assert b"hunter2" not in stored  # nor kept as an episode
-    again = run(tmp_path, "ingest", "convs", "--user", "ana", "--db", "m.db", "--json")
-    assert json.loads(again.stdout)["saved"] == 0 and json.loads(again.stdout)["duplicates"] == 4
+    again = json.loads(run(tmp_path, "ingest", "convs", "--user", "ana", "--db", "m.db", "--json").stdout)
+    assert (again["saved"], again["superseded"], again["already_learned"]) == (0, 0, 4)
     assert len(facts(tmp_path / "m.db")) == 4
 
 
@@ -71,7 +71,53 @@ def test_ingest_prints_a_summary_and_each_failure_on_one_line(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout.startswith("learned 1 conversations (2 messages, rules): 2 facts saved")
     assert [line for line in proc.stderr.splitlines() if line.startswith("failed:")] == [
-        f"failed: {Path('convs/broken.json')}:1: not JSON (Expecting value)"]
+        f"failed: {Path('convs/broken.json')}: line 1: not JSON (Expecting value)"]
+
+
+def test_ingest_again_after_files_that_disagree_writes_nothing(tmp_path):
+    """Two files state two home cities: a second run must not replay them (the later
+    file's value stays, with no new versions)."""
+    (tmp_path / "chats" / "sub").mkdir(parents=True)
+    (tmp_path / "chats" / "porto.json").write_text(json.dumps(
+        [{"id": "u1", "role": "user", "content": "I live in Porto and I work as a nurse."}]))
+    (tmp_path / "chats" / "sub" / "zh.json").write_text(json.dumps(
+        [{"id": "u1", "role": "user", "content": "我住在上海，我是一名老师。"}], ensure_ascii=False))
+    first = json.loads(run(tmp_path, "ingest", "chats", "--user", "ana", "--db", "m.db", "--json").stdout)
+    before = facts(tmp_path / "m.db")
+    for _ in range(2):
+        again = json.loads(run(tmp_path, "ingest", "chats", "--user", "ana", "--db", "m.db", "--json").stdout)
+        assert (again["saved"], again["superseded"], again["already_learned"]) == (0, 0, 2)
+    assert facts(tmp_path / "m.db") == before and first["saved"] == 4
+
+
+def test_two_files_of_one_name_are_two_threads(tmp_path):
+    for folder, said in (("jan", "I have a dog called Rex."), ("feb", "I have a cat called Luna.")):
+        (tmp_path / "c" / folder).mkdir(parents=True)
+        (tmp_path / "c" / folder / "talk.json").write_text(json.dumps(
+            [{"id": "u1", "role": "user", "content": said}, {"id": "a1", "role": "assistant", "content": "Cute!"}]))
+    run(tmp_path, "ingest", "c", "--user", "ana", "--db", "m.db")
+    with Memory.open(tmp_path / "m.db", embedder=None, create=False) as mem:
+        said = sorted(e.content for e in mem.scope(user="ana").episodes() if e.role == "user")
+    assert said == ["I have a cat called Luna.", "I have a dog called Rex."]
+
+
+def test_a_bad_line_costs_only_its_own_conversation(tmp_path):
+    good = [{"thread_id": f"t{i}", "messages": [{"id": "u1", "role": "user", "content": f"I have {i + 2} cats."}]}
+            for i in range(3)]
+    lines = [json.dumps(good[0]), json.dumps(good[1]), "not json at all", json.dumps(good[2])]
+    (tmp_path / "more.jsonl").write_text("\n".join(lines) + "\n")
+    proc = run(tmp_path, "ingest", "more.jsonl", "--user", "ana", "--db", "m.db", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["conversations"] == 3
+    assert out["failed"] == [{"source": "more.jsonl:3", "error": "not JSON (Expecting value)"}]
+
+
+def test_a_file_name_cannot_drive_the_terminal(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "\x1b]0;PWNED\x07\x1b[2Jx.json").write_text("not json")
+    proc = run(tmp_path, "ingest", "c", "--user", "ana", "--db", "m.db")
+    assert proc.returncode == 1 and "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+    assert "\\x1b]0;PWNED" in proc.stderr
 
 
 def test_ingest_of_nothing_is_an_error_that_creates_no_store(tmp_path):

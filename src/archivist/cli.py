@@ -8,6 +8,7 @@ one line on stderr and exit 1; ``--json`` prints machine-readable output.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -306,18 +307,29 @@ def ingest(
     A file holds one conversation (messages as for learn; its thread is the file's name),
     or conversations as objects {"messages": [...], "thread_id"?, "at"?}, one per line or
     in an array. A conversation that cannot be read or learned is reported and the others
-    are learned; the exit code is then 1. Learning the same files again writes nothing new."""
+    are learned; the exit code is then 1. A message learned before (its thread and id, or
+    its place and words) is not learned again, so a second run writes nothing new."""
     from .pipeline.llm import extractor_from_spec
 
     engine = extractor_from_spec(extractor)
     conversations, failed = _conversations(paths)
-    totals = {"conversations": 0, "messages": 0, "saved": 0, "superseded": 0, "duplicates": 0, "refused": 0}
+    totals = {"conversations": 0, "messages": 0, "saved": 0, "superseded": 0, "duplicates": 0, "refused": 0,
+              "already_learned": 0}
     with _open(db, create=True, embedder=embedder) as mem, _progress() as progress:
         scope = mem.scope(tenant, user, agent)
         task = progress.add_task("learning conversations", total=len(conversations))
         for where, thread, at, messages in conversations:
+            for n, m in enumerate(messages):  # a message without an id gets one from its place and words
+                m.setdefault("id", f"m{n}-{hashlib.sha256(str(m.get('content')).encode()).hexdigest()[:12]}")
+            learned = set(scope.processed_messages(thread))
+            fresh = [m for m in messages if str(m["id"]) not in learned]
+            if not fresh:  # learned by an earlier run: nothing said again
+                totals["already_learned"] += 1
+                progress.advance(task)
+                continue
             try:
-                report = scope.learn(messages, thread_id=thread, extractor=engine, at=at)
+                report = scope.learn(fresh, thread_id=thread, extractor=engine, at=at)
+                scope.mark_processed(thread, [str(m["id"]) for m in fresh])
             except ArchivistError as exc:
                 failed.append({"source": where, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
             else:
@@ -332,17 +344,21 @@ def ingest(
     else:
         out.print(f"learned {totals['conversations']} conversations ({totals['messages']} messages, "
                   f"{getattr(engine, 'name', 'rules')}): {totals['saved']} facts saved, {totals['superseded']} "
-                  f"replaced, {totals['duplicates']} already known, {totals['refused']} refused", markup=False)
+                  f"replaced, {totals['duplicates']} already known, {totals['refused']} refused"
+                  + (f"; {totals['already_learned']} learned before, skipped" if totals["already_learned"] else ""),
+                  markup=False)
         for bad in failed:
             said = bad["error"] if bad["error"].startswith(bad["source"]) else f"{bad['source']}: {bad['error']}"
-            err.print(f"failed: {said}", style="yellow", markup=False, soft_wrap=True)
+            err.print(f"failed: {_printable(said)}", style="yellow", markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
 
 
 def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[dict[str, Any]]]], list[dict[str, str]]]:
-    """(source, thread, at, messages) for every conversation the paths hold, and the ones
-    that could not be read (source, error)."""
+    """(source, thread, at, messages) for every conversation the paths hold, and what could
+    not be read (source, error). A conversation's thread is its file's path as found
+    (without the suffix), so two ``talk.json`` in two folders are two threads; a line of a
+    JSONL file of conversations is one conversation, read on its own."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -355,26 +371,54 @@ def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[di
         raise InvalidInput(f"no conversation files (*.json, *.jsonl) in {', '.join(map(str, paths))}")
     found, failed = [], []
     for file in files:
+        name = file.with_suffix("").as_posix()
         try:
-            rows = _json_rows(file.read_text(encoding="utf-8-sig"), str(file))
-            if rows and all(isinstance(r, dict) and "messages" in r for r in rows):
-                for number, row in enumerate(rows, 1):
-                    where = f"{file}#{number}"
-                    try:
-                        messages = _messages_of("", where, row["messages"] if isinstance(row["messages"], list)
-                                                else [row["messages"]])
-                    except InvalidInput as exc:
-                        failed.append({"source": where, "error": str(exc)})
-                        continue
-                    thread = str(row.get("thread_id") or f"{file.stem}-{number}")
-                    found.append((where, thread, row.get("at"), messages))
-            else:
-                found.append((str(file), file.stem, None, _messages_of("", str(file), rows)))
+            text = file.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             failed.append({"source": str(file), "error": getattr(exc, "strerror", None) or str(exc)})
-        except InvalidInput as exc:
-            failed.append({"source": str(file), "error": str(exc)})
+            continue
+        rows, bad_lines = _numbered_rows(text)
+        if rows and all(isinstance(r, dict) and "messages" in r for _, r in rows):
+            failed.extend({"source": f"{file}:{n}", "error": why} for n, why in bad_lines)
+            for number, row in rows:
+                where = f"{file}#{number}"
+                try:
+                    messages = _messages_of("", where, row["messages"] if isinstance(row["messages"], list)
+                                            else [row["messages"]])
+                except InvalidInput as exc:
+                    failed.append({"source": where, "error": str(exc)})
+                    continue
+                found.append((where, str(row.get("thread_id") or f"{name}#{number}"), row.get("at"), messages))
+        elif bad_lines:  # one conversation with a line missing: not learned in part
+            failed.append({"source": str(file), "error": f"line {bad_lines[0][0]}: {bad_lines[0][1]}"})
+        else:
+            try:
+                found.append((str(file), name, None, _messages_of("", str(file), [r for _, r in rows])))
+            except InvalidInput as exc:
+                failed.append({"source": str(file), "error": str(exc)})
     return found, failed
+
+
+def _numbered_rows(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    """A JSON array's items (or one JSON value), else JSON lines: ((number, value) rows,
+    (line, why) for the lines that are not JSON)."""
+    try:
+        data = json.loads(text)
+        return list(enumerate(data if isinstance(data, list) else [data], 1)), []
+    except json.JSONDecodeError:
+        rows, bad = [], []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((number, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    bad.append((number, f"not JSON ({exc.msg})"))
+        return rows, bad
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters shown as escapes: a file name cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 @app.command()
