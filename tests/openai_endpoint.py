@@ -20,9 +20,13 @@ class ScriptedEndpoint:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 endpoint.seen.append({**body, "path": self.path, "auth": self.headers.get("Authorization")})
-                data = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                            "content": endpoint.respond(body)}}]}).encode()
-                self.send_response(200)
+                said = endpoint.respond(body)
+                status = 200
+                if isinstance(said, tuple):  # (status, body): an error the endpoint answers with
+                    status, data = said[0], said[1].encode()
+                else:
+                    data = json.dumps({"choices": [{"message": {"role": "assistant", "content": said}}]}).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

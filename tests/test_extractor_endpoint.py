@@ -182,3 +182,34 @@ def test_ingest_extracts_every_conversation_with_the_named_model(endpoint, tmp_p
     out = json.loads(proc.stdout)
     assert (out["conversations"], out["saved"], out["refused"], out["extractor"]) == (2, 2, 1, "llm:bulk-model")
     assert [c["model"] for c in endpoint.seen] == ["bulk-model", "bulk-model"]
+
+
+def test_an_endpoint_error_shows_neither_the_key_nor_a_password_in_the_url(endpoint, tmp_path):
+    key = "sk-test-KEY-0123456789abcdef0123"
+    endpoint.respond = lambda body: (401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}."}}))
+    conversation = tmp_path / "talk.json"
+    conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    url = endpoint.url.replace("http://", "http://bob:pw-in-url@")
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "openai:m"], capture_output=True, text=True,
+                          env={**env_for(url), "OPENAI_API_KEY": key}, timeout=120)
+    assert proc.returncode == 1 and "answered 401" in proc.stderr
+    assert key not in proc.stderr and "pw-in-url" not in proc.stderr and "***@127.0.0.1" in proc.stderr
+
+
+def test_a_reply_with_a_flood_of_facts_is_read_up_to_a_limit(endpoint, tmp_path):
+    from archivist.pipeline.llm import MAX_ITEMS
+
+    flood = [{**ALLERGY, "content": f"The user lives in Porto number {n}.", "evidence_text": "I'm allergic to peanuts"}
+             for n in range(10_000)]
+    endpoint.replies[:] = [json.dumps({"facts": flood})]
+    conversation = tmp_path / "talk.json"
+    conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "openai:m", "--json"], capture_output=True, text=True,
+                          env=env_for(endpoint.url), timeout=300)
+    out = json.loads(proc.stdout)
+    assert len(out["saved"]) <= MAX_ITEMS
+    assert any("10,000 items; the first 50 are read" in r["reason"] for r in out["refused"])
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        assert len(mem.scope(user="alice").facts(include_history=True)) <= MAX_ITEMS

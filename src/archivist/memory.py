@@ -158,6 +158,8 @@ class ApplyReport:
 
     def as_dict(self) -> dict[str, Any]:
         def content(raw: Any) -> Any:
+            if raw is None:  # a refusal of no one item (a reply that could not be read)
+                return None
             return raw.get("content") if isinstance(raw, dict) else getattr(raw, "content", repr(raw))
 
         return {

@@ -11,6 +11,7 @@ OpenAI's); the key ``$OPENAI_API_KEY`` (else ``$ARCHIVIST_LLM_API_KEY``). Local 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,8 +39,13 @@ class OpenAICompatibleChat:
         self.model, self.retries, self.backoff = model, retries, backoff
         self.temperature, self.max_tokens, self.json_mode = temperature, max_tokens, json_mode
         key = os.environ.get(api_key_env) or os.environ.get("ARCHIVIST_LLM_API_KEY", "")
-        self.name = f"openai:{model}@{self.base_url}"
+        self._key = key
+        self.shown_url = _without_userinfo(self.base_url)
+        self.name = f"openai:{model}@{self.shown_url}"
         self._client = httpx.Client(timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {})
+
+    def _said(self, text: str) -> str:
+        return _redacted(text, self._key)
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         import httpx
@@ -52,21 +58,35 @@ class OpenAICompatibleChat:
                     "max_tokens": self.max_tokens, **({"response_format": {"type": "json_object"}}
                                                       if self.json_mode else {})})
                 if reply.status_code in (429, 500, 502, 503, 504):
-                    raise ChatError(f"{self.base_url} answered {reply.status_code}", retriable=True)
-                if reply.status_code != 200:
-                    raise ChatError(f"{self.base_url} answered {reply.status_code}: {reply.text[:200]}")
+                    raise ChatError(f"{self.shown_url} answered {reply.status_code}", retriable=True)
+                if reply.status_code != 200:  # the body is the endpoint's words: no key of ours, no secret in it
+                    raise ChatError(f"{self.shown_url} answered {reply.status_code}: {self._said(reply.text[:200])}")
                 content = reply.json()["choices"][0]["message"]["content"]
                 return content if isinstance(content, str) else ""
             except httpx.TransportError as exc:
-                last = ChatError(f"{self.base_url} unreachable: {exc}", retriable=True)
+                last = ChatError(f"{self.shown_url} unreachable: {self._said(str(exc))}", retriable=True)
             except ChatError as exc:
                 last = exc
             except (KeyError, IndexError, TypeError, ValueError) as exc:
-                last = ChatError(f"{self.base_url} sent an answer without choices[0].message.content: {exc}")
+                last = ChatError(f"{self.shown_url} sent an answer without choices[0].message.content: "
+                                 f"{self._said(str(exc))}")
             if not getattr(last, "retriable", False) or attempt == self.retries:
                 break
             time.sleep(self.backoff * 2 ** attempt)
         raise last  # type: ignore[misc]
+
+
+def _without_userinfo(url: str) -> str:
+    """``http://bob:pw@host/v1`` → ``http://***@host/v1``: a URL is shown, its password never."""
+    return re.sub(r"(?<=://)[^/@\s]+@", "***@", url)
+
+
+def _redacted(text: str, key: str) -> str:
+    from .episodes import redact_secrets
+
+    if key:
+        text = text.replace(key, "***")
+    return _without_userinfo(redact_secrets(text)[0])
 
 
 class ChatError(InvalidInput):

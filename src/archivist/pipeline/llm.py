@@ -163,6 +163,11 @@ def parse_reply(text: str) -> dict[str, Any]:
     return data
 
 
+#: items of one kind read from one reply: a conversation's worth, not a flood a model (or
+#: whoever controls its endpoint) could write into the store in one call
+MAX_ITEMS = 50
+
+
 def _items(data: dict[str, Any], name: str, allowed: set[str], out: Extraction) -> list[dict[str, Any]]:
     value = data.get(name, [])
     if value is None:
@@ -170,6 +175,9 @@ def _items(data: dict[str, Any], name: str, allowed: set[str], out: Extraction) 
     if not isinstance(value, list):
         out.rejected.append(f"{name}: must be a list, got {type(value).__name__}")
         return []
+    if len(value) > MAX_ITEMS:
+        out.rejected.append(f"{name}: {len(value):,} items; the first {MAX_ITEMS} are read")
+        value = value[:MAX_ITEMS]
     good = []
     for n, item in enumerate(value):
         if not isinstance(item, dict):
