@@ -179,3 +179,28 @@ def test_an_api_key_only_in_a_file_no_one_else_can_read(tmp_path):
     assert proc.returncode == 1 and f"chmod 600 {config}" in proc.stderr and "sk-from-file" not in proc.stderr
     proc = run(tmp_path, "--config", str(tmp_path / "missing.toml"), "facts", "--user", "ana")
     assert proc.returncode == 1 and proc.stderr.strip() == f"error: config file {tmp_path / 'missing.toml'}: no such file"
+
+
+def test_an_empty_variable_is_no_setting_and_older_names_win_over_the_file(tmp_path):
+    (tmp_path / "archivist.toml").write_text('db = "from-file.db"\n')
+    proc = run(tmp_path, "remember", "I live in Lyon.", "--user", "ana", env=clean_env(ARCHIVIST_DB=""))
+    assert proc.returncode == 0 and f"store: {tmp_path / 'from-file.db'}" in proc.stderr
+    import subprocess as sp
+
+    config = tmp_path / "archivist.toml"
+    config.write_text('chat_url = "http://file.invalid/v1"\napi_key = "sk-file"\n')
+    config.chmod(0o600)
+    code = ("import os; from archivist.config import apply_config; apply_config(); "
+            "print(os.environ['ARCHIVIST_CHAT_URL'] if 'ARCHIVIST_CHAT_URL' in os.environ else '-', "
+            "os.environ.get('OPENAI_API_KEY', '-'))")
+    older = sp.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                   env=clean_env(ARCHIVIST_LLM_BASE_URL="http://env.invalid/v1", ARCHIVIST_LLM_API_KEY="sk-env"))
+    assert older.stdout.split() == ["-", "-"]  # the environment's older names stand
+
+
+def test_a_config_path_that_is_a_directory_or_not_utf8_is_one_line(tmp_path):
+    proc = run(tmp_path, "--config", str(tmp_path), "facts", "--user", "ana")
+    assert proc.returncode == 1 and "is a directory" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    (tmp_path / "archivist.toml").write_text('db = "m.db"\n', encoding="utf-16")
+    proc = run(tmp_path, "facts", "--user", "ana")
+    assert proc.returncode == 1 and proc.stderr.strip().endswith("not UTF-8 text (save it as UTF-8)")

@@ -35,6 +35,8 @@ SETTINGS = {
     "api_key": "OPENAI_API_KEY",
 }
 FILE_NAME = "archivist.toml"
+#: older environment names read for the same setting; set, they win over the file too
+OLDER_NAMES = {"OPENAI_API_KEY": ("ARCHIVIST_LLM_API_KEY",), "ARCHIVIST_CHAT_URL": ("ARCHIVIST_LLM_BASE_URL",)}
 
 
 def config_path(given: str | Path | None = None) -> Path | None:
@@ -44,6 +46,8 @@ def config_path(given: str | Path | None = None) -> Path | None:
         return None
     if named.strip():
         path = Path(named).expanduser()
+        if path.is_dir():
+            raise InvalidInput(f"config file {path}: is a directory (name the file, e.g. {path / FILE_NAME})")
         if not path.is_file():
             raise InvalidInput(f"config file {path}: no such file")
         return path
@@ -60,8 +64,10 @@ def read_settings(path: Path) -> dict[str, str]:
     """The file's settings as environment values; a typed error for anything it cannot mean."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"config file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"config file {path}: not UTF-8 text (save it as UTF-8)") from None
+    except OSError as exc:
+        raise InvalidInput(f"config file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"config file {path}: not TOML ({exc})") from None
     unknown = sorted(set(data) - set(SETTINGS))
@@ -88,5 +94,7 @@ def apply_config(given: str | Path | None = None) -> Path | None:
     if path is None:
         return None
     for name, value in read_settings(path).items():
-        os.environ.setdefault(name, value)
+        if any(os.environ.get(n, "").strip() for n in (name, *OLDER_NAMES.get(name, ()))):
+            continue  # set in the environment (an empty value is no setting)
+        os.environ[name] = value
     return path

@@ -176,8 +176,8 @@ class ContextResult(BaseModel):
 class Turn(BaseModel):
     model_config = {"extra": "forbid"}
     role: Literal["user", "assistant"] = Field(description="Who said it.")
-    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TURN_CHARS)] = Field(
-        description=f"What was said, as said (at most {MAX_TURN_CHARS:,} characters).")
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TURN_CHARS, pattern=VISIBLE)] = Field(
+        description=f"What was said, as said (at most {MAX_TURN_CHARS:,} characters, with a visible character).")
 
 
 class Refused(BaseModel):
@@ -238,6 +238,8 @@ def _item_error(err: Any) -> str:
         return f"{field} is required"
     if err["type"] == "extra_forbidden":
         return f"there is no field {field!r}"
+    if err["type"] == "string_pattern_mismatch":
+        return f"{field} must contain a visible character (got {_got(err.get('input'))})"
     if err["type"] == "literal_error":
         expected = ", ".join(map(str, err.get("ctx", {}).get("expected", "").replace("'", "").split(" or ")))
         return f"{field} must be one of {expected} (got {_got(err.get('input'))})"
@@ -259,7 +261,9 @@ def _got(value: Any) -> str:
         if len(value) <= 40 and value.isprintable():
             return repr(value)
         return f"text of {len(value):,} characters"
-    return {"list": "a list", "dict": "an object"}.get(type(value).__name__, type(value).__name__)
+    if isinstance(value, list):
+        return f"a list of {len(value):,} item{'' if len(value) == 1 else 's'}"
+    return {"dict": "an object"}.get(type(value).__name__, type(value).__name__)
 
 
 def explain(exc: ValidationError, schema: dict[str, Any]) -> str:
@@ -272,6 +276,9 @@ def explain(exc: ValidationError, schema: dict[str, Any]) -> str:
             continue
         if len(err["loc"]) > 2 and isinstance(err["loc"][1], int):  # a field of an item of a list
             lines[name] = f"{name} item {err['loc'][1] + 1}: {_item_error(err)}"
+            continue
+        if len(err["loc"]) == 2 and isinstance(err["loc"][1], int):  # an item that is not an object
+            lines[name] = f"{name} item {err['loc'][1] + 1} must be an object (got {_got(err.get('input'))})"
             continue
         if err["type"] == "missing":
             lines[name] = f"{name} is required"
@@ -495,7 +502,8 @@ def build_server(memory: "Memory", *, tenant: str = "default", user: str, agent:
             f"The conversation's recent turns, oldest first: 1 to {MAX_LEARN_TURNS} of {{role, content}}, "
             "role user or assistant, the words as they were said."))],
     ) -> LearnResult:
-        turns = [{"id": f"t{i}", "role": m.role, "content": m.content} for i, m in enumerate(messages)]
+        turns = [{"id": f"t{i}", "role": m.role, "content": _visible_text(f"messages item {i + 1}: content", m.content)}
+                 for i, m in enumerate(messages)]
         report = scope.learn(turns, thread_id="mcp", extractor=extractor)
         said = report.as_dict()
         return LearnResult(saved=[_fact(f) for f in report.saved], superseded=said["superseded"],
