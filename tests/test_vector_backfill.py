@@ -10,6 +10,7 @@ import sys
 import time
 
 import httpx
+import pytest
 from listening import free_port, wait_until_listening
 
 from archivist import Memory
@@ -79,14 +80,15 @@ def test_the_backfill_outlives_an_embedder_outage(tmp_path):
         assert len(calls) >= 2 and backfill.embedded == 2
 
 
-def test_serve_embeds_a_keyword_only_store_and_says_so(tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_embeds_a_keyword_only_store_and_says_so(tmp_path, workers):
     db = tmp_path / "m.db"
     keyword_only_store(db)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARCHIVIST_")}  # the default embedder
     key = subprocess.run([*ARCHIVIST, "keys", "create", "--db", str(db), "--tenant", "default", "--user", "alice"],
                          capture_output=True, text=True, env=env, timeout=120).stdout.strip()
     port = free_port()
-    server = subprocess.Popen([*ARCHIVIST, "serve", "--db", str(db), "--port", str(port), "--workers", "1"],
+    server = subprocess.Popen([*ARCHIVIST, "serve", "--db", str(db), "--port", str(port), "--workers", workers],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_until_listening(port, server)

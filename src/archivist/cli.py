@@ -1142,11 +1142,17 @@ def serve(
         finally:
             mem.close()
         return
-    mem.close()
+    from .lifecycle.vector_backfill import VectorBackfill
+
     os.environ[SERVE_ENV] = json.dumps({"db": str(path), "embedder": embedder, "hosts": hosts,
                                         "extractor": extractor})
-    uvicorn.run("archivist.server.app:app_from_environment", factory=True, workers=workers, host=host, port=port,
-                log_level="info")
+    backfill = VectorBackfill(mem).start()  # here, once: not in each worker, which would embed the same facts
+    try:
+        uvicorn.run("archivist.server.app:app_from_environment", factory=True, workers=workers, host=host, port=port,
+                    log_level="info")
+    finally:
+        backfill.stop()
+        mem.close()
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")

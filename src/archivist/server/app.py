@@ -766,7 +766,7 @@ def app_from_environment() -> FastAPI:
     from ..pipeline.llm import extractor_from_spec
 
     memory = Memory.open(settings["db"], embedder=settings.get("embedder"))
-    app = create_app(memory, allowed_hosts=settings.get("hosts"), extractor=extractor_from_spec(settings.get("extractor")),
-                     backfill_vectors=True)
+    # the facts without vectors are embedded once, by the command that started the workers
+    app = create_app(memory, allowed_hosts=settings.get("hosts"), extractor=extractor_from_spec(settings.get("extractor")))
     app.router.on_shutdown.append(memory.close)  # after the jobs were run out
     return app
