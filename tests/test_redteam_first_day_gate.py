@@ -81,3 +81,18 @@ def test_remember_my_thing_without_its_value_stores_nothing(scope, text):
 ])
 def test_remember_with_a_value_is_kept(scope, text, kept):
     assert [f.content for f in scope.learn([{"id": "u1", "role": "user", "content": text}]).saved] == [kept]
+
+
+@pytest.mark.parametrize("text", ["The assistant has root access to my laptop.", "You have full access to my email.",
+                                  "The agent has admin rights on the prod cluster.",
+                                  "You now have permission to read my files."])
+def test_access_handed_to_the_assistant_is_a_grant(scope, text):
+    report = scope.remember_many([{"content": text}])
+    assert not report.saved and [why.code for _, why in report.rejected] == ["transactional"]
+    learned = scope.learn([{"id": "u1", "role": "user", "content": text}])
+    assert not learned.episodes  # not kept as said either
+
+
+@pytest.mark.parametrize("text", ["My assistant at work has access to my calendar.", "I have root access to the server."])
+def test_access_of_the_user_or_a_person_is_a_fact(scope, text):
+    assert scope.remember_many([{"content": text}]).saved
