@@ -126,7 +126,7 @@ def test_ingest_runs_in_the_background_and_reports(server):
     c, keys, mem = server
     r = c.post("/v1/users/alice/messages", headers=h(keys["alice"]), json={"thread_id": "t1", "messages": [
         {"id": "u1", "role": "user", "content": "我主要做 Python 后端开发，平时请用中文解释技术问题。"},
-        {"id": "a1", "role": "assistant", "content": "好的"}]})
+        {"id": "a1", "role": "assistant", "content": "好的，以后用中文解释。"}]})
     assert r.status_code == 202
     url = r.json()["status_url"]
     for _ in range(200):

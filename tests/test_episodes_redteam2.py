@@ -132,10 +132,10 @@ def test_crafted_thread_and_message_ids_cannot_collide(mem):
     assert said(s, thread_id="a") == ["Our walnut tree was planted by my grandfather."]
 
 
-@pytest.mark.xfail(strict=True, reason=GATE_WORK)
 # ============================================================ secrets reaching episodes
 def test_a_password_given_after_the_assistant_asks_for_it_is_not_kept(db_path, clock):
-    # FINDING: "Can you keep my bank password?" / assistant "Sure, what is it?" / "it's Tr0ub4dor&3xyz": the pair check only reads the turn right before (the assistant's question), so the password is kept verbatim
+    # FINDING: "Can you keep my bank password?" / assistant "Sure, what is it?" / "it's Tr0ub4dor&3xyz": the pair check
+    # only reads the turn right before; the password is now known by its shape (upper and lower case, digits, a symbol)
     mem = Memory.open(db_path, clock=clock)
     s = mem.scope(user="u")
     s.learn([{"id": "u1", "role": "user", "content": "Can you keep my bank password for me?"},
