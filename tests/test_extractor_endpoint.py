@@ -189,12 +189,13 @@ def test_an_endpoint_error_shows_neither_the_key_nor_a_password_in_the_url(endpo
     endpoint.respond = lambda body: (401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}."}}))
     conversation = tmp_path / "talk.json"
     conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
-    url = endpoint.url.replace("http://", "http://bob:pw-in-url@")
+    url = endpoint.url.replace("http://", "http://bob:pw-in-url@") + "?api-key=QUERYSECRET999"
     proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
                            "--extractor", "openai:m"], capture_output=True, text=True,
                           env={**env_for(url), "OPENAI_API_KEY": key}, timeout=120)
     assert proc.returncode == 1 and "answered 401" in proc.stderr
     assert key not in proc.stderr and "pw-in-url" not in proc.stderr and "***@127.0.0.1" in proc.stderr
+    assert "QUERYSECRET999" not in proc.stderr
 
 
 def test_a_reply_with_a_flood_of_facts_is_read_up_to_a_limit(endpoint, tmp_path):
@@ -213,3 +214,13 @@ def test_a_reply_with_a_flood_of_facts_is_read_up_to_a_limit(endpoint, tmp_path)
     assert any("10,000 items; the first 50 are read" in r["reason"] for r in out["refused"])
     with Memory.open(tmp_path / "m.db", embedder=None) as mem:
         assert len(mem.scope(user="alice").facts(include_history=True)) <= MAX_ITEMS
+
+
+def test_a_chat_url_that_is_not_a_url_is_one_line(tmp_path):
+    conversation = tmp_path / "talk.json"
+    conversation.write_text(json.dumps([{"id": "u1", "role": "user", "content": SAID}]))
+    proc = subprocess.run([*ARCHIVIST, "learn", str(conversation), "--user", "alice", "--db", str(tmp_path / "m.db"),
+                           "--extractor", "openai:m"], capture_output=True, text=True,
+                          env=env_for("http://bob:Pa55wordXYZ@[::1/v1"), timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "Pa55wordXYZ" not in proc.stderr
+    assert "is not a URL" in proc.stderr

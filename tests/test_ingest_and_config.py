@@ -104,12 +104,13 @@ def test_two_files_of_one_name_are_two_threads(tmp_path):
 def test_a_bad_line_costs_only_its_own_conversation(tmp_path):
     good = [{"thread_id": f"t{i}", "messages": [{"id": "u1", "role": "user", "content": f"I have {i + 2} cats."}]}
             for i in range(3)]
-    lines = [json.dumps(good[0]), json.dumps(good[1]), "not json at all", json.dumps(good[2])]
+    lines = [json.dumps(good[0]), json.dumps(good[1]), "not json at all", "[1, 2]", json.dumps(good[2])]
     (tmp_path / "more.jsonl").write_text("\n".join(lines) + "\n")
     proc = run(tmp_path, "ingest", "more.jsonl", "--user", "ana", "--db", "m.db", "--json")
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and out["conversations"] == 3
-    assert out["failed"] == [{"source": "more.jsonl:3", "error": "not JSON (Expecting value)"}]
+    assert out["failed"] == [{"source": "more.jsonl:3", "error": "not JSON (Expecting value)"},
+                             {"source": "more.jsonl#4", "error": 'not a conversation ({"messages": [...]})'}]
 
 
 def test_a_file_name_cannot_drive_the_terminal(tmp_path):
@@ -204,3 +205,12 @@ def test_a_config_path_that_is_a_directory_or_not_utf8_is_one_line(tmp_path):
     (tmp_path / "archivist.toml").write_text('db = "m.db"\n', encoding="utf-16")
     proc = run(tmp_path, "facts", "--user", "ana")
     assert proc.returncode == 1 and proc.stderr.strip().endswith("not UTF-8 text (save it as UTF-8)")
+
+
+def test_a_settings_name_that_is_not_a_file_stops_the_command(tmp_path):
+    (tmp_path / "archivist.toml").mkdir()
+    proc = run(tmp_path, "init", env={k: v for k, v in clean_env().items()} | {"HOME": str(tmp_path / "home")})
+    assert proc.returncode == 1 and "archivist.toml is not a file" in proc.stderr
+    assert not (tmp_path / "home").exists()  # no store made elsewhere
+    proc = run(tmp_path, "--config", "/dev/null", "facts", "--user", "ana")
+    assert proc.returncode == 1 and "not a regular file" in proc.stderr

@@ -137,3 +137,33 @@ def test_a_move_does_not_resume_over_a_source_that_changed(source):
         alice.forget(next(f.id for f in alice.facts() if "Porto" in f.content))
     with open_store(dsn) as store, pytest.raises(InvalidInput, match="the source changed since this move began"):
         move_store(path, store, batch=2)
+
+
+def test_a_move_does_not_resume_over_another_store_put_in_its_place(source, tmp_path):
+    """The same row counts, other rows: a backup restored between the kill and the resume."""
+    import shutil
+
+    path, _ = source
+    other = tmp_path / "other"
+    other.mkdir()
+    with Memory.open(other / "memory.db", embedder=None) as mem:
+        pass
+    dsn = fresh_database()
+
+    def stop_in_audit(table, done, total):
+        if table == "audit":
+            raise KeyboardInterrupt
+
+    with open_store(dsn) as store, pytest.raises(KeyboardInterrupt):
+        move_store(path, store, batch=2, progress=stop_in_audit)
+    swapped = tmp_path / "swapped.db"
+    shutil.copy(path, swapped)
+    import sqlite3
+
+    db = sqlite3.connect(swapped)  # one fact's words edited in place: the counts stay
+    db.execute("UPDATE facts SET content = 'The user lives in Lisbon.' WHERE content LIKE '%Porto%'")
+    db.commit()
+    db.close()
+    shutil.copy(swapped, path)
+    with open_store(dsn) as store, pytest.raises(InvalidInput, match=r"facts \(content\)"):
+        move_store(path, store, batch=2)

@@ -7,6 +7,8 @@ from archivist import Memory
 from archivist.pipeline.secrets import find_secret
 
 SECRETS = [
+    "测试数据库的账号：admin / Winter2024!",
+    "Staging DB creds are admin and Winter2024!",
     "The thing I type to unlock my laptop is BlueHorse#19.",
     "Credentials for the staging DB: admin / Winter2024!",
     "My laptop unlock phrase is BlueHorse#19",
@@ -96,3 +98,26 @@ def test_access_handed_to_the_assistant_is_a_grant(scope, text):
 @pytest.mark.parametrize("text", ["My assistant at work has access to my calendar.", "I have root access to the server."])
 def test_access_of_the_user_or_a_person_is_a_fact(scope, text):
     assert scope.remember_many([{"content": text}]).saved
+
+
+@pytest.mark.parametrize("text", [
+    "My password is sunshine", "My password is correcthorsebatterystaple", "my password: letmein", "pass: sunshine",
+    "The password for the office wifi is bananabread", "WiFi 密码：purplemonkey", "我的邮箱密码是 sunshine",
+    "我的密码是 sunshine"])
+def test_a_plain_word_given_as_the_password_is_one(scope, text):
+    assert find_secret(text) == "password"
+    assert not scope.remember_many([{"content": text}]).saved
+
+
+@pytest.mark.parametrize("text", [
+    "My password is weak.", "My password is expired", "My password is too long", "My password is saved in Bitwarden.",
+    "I forgot my password again.", "My password manager is bitwarden.", "My password is changing tomorrow.",
+    "The password hint is pets."])
+def test_a_password_described_is_no_password(text):
+    assert find_secret(text) is None
+
+
+@pytest.mark.parametrize("text", ["I'm giving you full control of my bank account.",
+                                  "I hereby grant you access to my Google Drive."])
+def test_giving_the_assistant_access_is_a_grant(scope, text):
+    assert [why.code for _, why in scope.remember_many([{"content": text}]).rejected] == ["transactional"]

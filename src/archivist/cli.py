@@ -378,10 +378,13 @@ def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[di
             failed.append({"source": str(file), "error": getattr(exc, "strerror", None) or str(exc)})
             continue
         rows, bad_lines = _numbered_rows(text)
-        if rows and all(isinstance(r, dict) and "messages" in r for _, r in rows):
+        if rows and any(isinstance(r, dict) and "messages" in r for _, r in rows):  # conversations, one a row
             failed.extend({"source": f"{file}:{n}", "error": why} for n, why in bad_lines)
             for number, row in rows:
                 where = f"{file}#{number}"
+                if not (isinstance(row, dict) and "messages" in row):
+                    failed.append({"source": where, "error": "not a conversation ({\"messages\": [...]})"})
+                    continue
                 try:
                     messages = _messages_of("", where, row["messages"] if isinstance(row["messages"], list)
                                             else [row["messages"]])

@@ -49,9 +49,11 @@ def config_path(given: str | Path | None = None) -> Path | None:
         if path.is_dir():
             raise InvalidInput(f"config file {path}: is a directory (name the file, e.g. {path / FILE_NAME})")
         if not path.is_file():
-            raise InvalidInput(f"config file {path}: no such file")
+            raise InvalidInput(f"config file {path}: " + ("not a regular file" if path.exists() else "no such file"))
         return path
     here = Path.cwd() / FILE_NAME
+    if here.exists() and not here.is_file():  # not silently another store: the file meant to name one is not there
+        raise InvalidInput(f"{here} is not a file; a settings file is ./{FILE_NAME}, a TOML file")
     if here.is_file():
         return here
     import platformdirs

@@ -101,10 +101,14 @@ def _whole(lo: int, hi: int) -> Any:
     return Annotated[int, Field(ge=lo, le=hi), BeforeValidator(_whole_number)]
 
 
+#: characters Unicode files as letters or symbols that draw nothing (braille blank, Hangul fillers)
+_BLANKS = frozenset("\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5")
+
+
 def _visible(text: str) -> bool:
     """At least one letter, digit, punctuation mark or symbol: not only whitespace,
-    control, format (zero-width) or combining characters."""
-    return any(unicodedata.category(ch)[0] in "LNPS" for ch in text)
+    control, format (zero-width), combining or blank characters."""
+    return any(unicodedata.category(ch)[0] in "LNPS" and ch not in _BLANKS for ch in text)
 
 
 # ----------------------------------------------------------------- results

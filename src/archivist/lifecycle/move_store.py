@@ -82,11 +82,20 @@ def move_store(source: str | Path, target: Any, *, batch: int = 1000,
         src.close()  # the lock goes with the connection (nothing was written)
 
 
-def _fingerprint(src: sqlite3.Connection) -> dict[str, list[int]]:
-    """Rows and the highest row number of each table: what a resumed move checks the
-    source still has, since rows written or forgotten between two runs would be missed."""
+def _fingerprint(src: sqlite3.Connection) -> dict[str, Any]:
+    """Rows and the highest row number of each table, and a digest of every fact and audit
+    row: what a resumed move checks the source still is, since rows written, forgotten or
+    edited between two runs (or another store put in its place) would be missed."""
+    import hashlib
+
     tables = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    found = {}
+    found: dict[str, Any] = {}
+    for table in ("facts", "audit"):
+        if table in tables:
+            digest = hashlib.sha256()
+            for row in src.execute(f"SELECT * FROM {table} ORDER BY rowid"):
+                digest.update(repr(row).encode("utf-8", "surrogatepass"))
+            found[f"{table} (content)"] = digest.hexdigest()
     for table in (*TABLES, "fact_vectors"):
         if table in tables:
             try:
@@ -102,7 +111,7 @@ class Progress:
     def __init__(self, path: Path, target: str) -> None:
         self.path, self.target = path, target
         self.last: dict[str, int] = {}
-        self.source: dict[str, list[int]] | None = None
+        self.source: dict[str, Any] | None = None
         if path.exists():
             data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("target") != target:
@@ -119,7 +128,7 @@ class Progress:
         os.replace(tmp, self.path)
 
 
-def _begin(target: Any, note: Progress, fingerprint: dict[str, list[int]]) -> bool:
+def _begin(target: Any, note: Progress, fingerprint: dict[str, Any]) -> bool:
     """True when resuming; refuses a target that holds anything without a note of this
     move, and a resume after the source changed (what was forgotten there meanwhile
     would stay in the target)."""

@@ -63,6 +63,9 @@ class OpenAICompatibleChat:
                     raise ChatError(f"{self.shown_url} answered {reply.status_code}: {self._said(reply.text[:200])}")
                 content = reply.json()["choices"][0]["message"]["content"]
                 return content if isinstance(content, str) else ""
+            except httpx.InvalidURL as exc:
+                raise ChatError(f"the chat endpoint's URL {self.shown_url} is not a URL: {self._said(str(exc))}") \
+                    from None
             except httpx.TransportError as exc:
                 last = ChatError(f"{self.shown_url} unreachable: {self._said(str(exc))}", retriable=True)
             except ChatError as exc:
@@ -77,8 +80,9 @@ class OpenAICompatibleChat:
 
 
 def _without_userinfo(url: str) -> str:
-    """``http://bob:pw@host/v1`` → ``http://***@host/v1``: a URL is shown, its password never."""
-    return re.sub(r"(?<=://)[^/@\s]+@", "***@", url)
+    """``http://bob:pw@host/v1?key=…`` → ``http://***@host/v1?***``: a URL is shown, a
+    password or a key in it never."""
+    return re.sub(r"(?<=://)[^/@\s]+@", "***@", re.sub(r"[?#][^\s]*", "?***", url))
 
 
 def _redacted(text: str, key: str) -> str:

@@ -238,6 +238,8 @@ _STRONG_ALONE = prefiltered(re.compile(
     r"\b(?:the assistant|the agent|the ai|the bot|you)\s+(?:now\s+|also\s+)?(?:has|have|get|gets|(?:is|are)\s+given|"
     r"(?:is|are)\s+granted)\s+(?:full\s+|root\s+|admin(?:istrator)?\s+|unrestricted\s+|complete\s+|write\s+)?"
     r"(?:access|permissions?|rights|control)\b|"
+    r"\b(?:give|gives|giving|gave|grant|grants|granting|granted|hand|handing)\s+you\s+(?:full\s+|complete\s+|root\s+|"
+    r"admin(?:istrator)?\s+|unrestricted\s+|total\s+|write\s+)?(?:access|control|permissions?|rights)\b|"
     r"\bspeak (?:for|on behalf of) me\b|\b(?:with|from|on|using|to) (?:my|their|the user's) (?:\w+\s+)?(?:account|"
     r"card|login|credentials)\b|\bon (?:their|the user's) behalf\b|\bin (?:their|the user's) name\b|"
     r"\b(?:is|are) yours to (?:manage|handle|run|decide)\b|\byou(?:'re| are)\s+(?:now\s+)?in charge of\b|"

@@ -290,9 +290,36 @@ _INSIDE = frozenset("!#$%&*+?@^~")  # "=" inside a token is more often code ("ti
 _PASSWORD_CHARS = re.compile(r"[A-Za-z0-9!#$%&*+=?@^~._-]+")  # brackets, pipes, slashes: code or a pattern
 # what a password opens: a token of letters and digits given near these is one when it
 # mixes case; near words of signing in (a user name is given there too) it needs a symbol
-_UNLOCK_WORDS = re.compile(r"\b(?:unlock\w*|credentials?|passphrase|master key|vault|keychain)\b|解锁|口令|凭据|凭证",
+_UNLOCK_WORDS = re.compile(r"\b(?:unlock\w*|credentials?|creds|passphrase|master key|vault|keychain|get into)\b|"
+                           r"解锁|口令|凭据|凭证|账号|帐号|用户名",
                            re.I)
 _SIGN_IN_WORDS = re.compile(r"\b(?:log\s?-?in|sign\s?-?in)\b|登录|登陆", re.I)
+
+
+# what a password "is" when the sentence describes it rather than gives it
+_DESCRIBED = frozenset("""weak strong long short secure safe correct wrong invalid incorrect old new same different
+simple complicated complex hard easy fine okay good great bad terrible awful useless unique random private personal
+secret known unknown mine yours ours theirs here there below above attached inside somewhere gone broken locked
+required needed missing empty blank case sensitive insecure unsafe obvious memorable strange weird funny silly stupid
+dumb lame cute nice cool sure true false also still just really very quite too not none null nothing something
+anything everything same""".split())
+
+
+_ABOUT_PASSWORDS = re.compile(r"\b(?:manager|app|vault|policy|hint|reset|rules?|requirements?|strength|length|"
+                              r"generator|field|prompt|screen)\b", re.I)
+
+
+def _plain_word_given(value: str, rest: str, *, zh: bool) -> bool:
+    """"My password is sunshine", "我的密码是 sunshine": a plain word given as the value —
+    one word ending the clause, not one that describes it ("is weak", "is expired")."""
+    word = value.strip("\"'“”‘’.,;:!?。，；：！？")
+    if not (word.isascii() and word.isalpha() and len(word) >= 4) or word.lower() in _DESCRIBED:
+        return False
+    if zh:
+        return True
+    if word.lower().endswith(("ed", "ing", "ly")):
+        return False
+    return bool(re.match(r"\s*(?:$|[.,;:!?。，！]|\s*(?:and|but|so|please|remember|don't|dont|ok)\b)", rest, re.I))
 
 
 def _password_shaped(token: str, *, cue: str | None) -> bool:
@@ -350,7 +377,8 @@ def _find_secret(t: str) -> str | None:
         if value and _password_like(value):
             return "password"
     for m in _PASSWORD_GIVEN.finditer(t):
-        if _password_like(m.group(1)):
+        about = _ABOUT_PASSWORDS.search(m.group(0))  # "my password manager is bitwarden": not the password
+        if _password_like(m.group(1)) or (not about and _plain_word_given(m.group(1), t[m.end():], zh=False)):
             return "password"
     if _CODES.search(t):
         return "password" if not re.search(r"passport|护照", t, re.I) else "national_id"
@@ -365,7 +393,8 @@ def _find_secret(t: str) -> str | None:
         return "password"
     for m in _PASSWORD.finditer(t):
         # "secret Document" (no "is", no colon) names a thing; "password is Sunflower" gives one
-        if _password_like(m.group(2) or m.group(3) or "", said=m.group(1) is not None or m.group(3) is not None):
+        value, said = m.group(2) or m.group(3) or "", m.group(1) is not None or m.group(3) is not None
+        if _password_like(value, said=said) or (said and _plain_word_given(value, t[m.end():], zh=m.group(3) is not None)):
             return "password"
     for m in _CONTEXT_HEX.finditer(t):
         if re.search(r"\d", m.group(1)) and len(set(m.group(1))) >= 8:
