@@ -21,12 +21,6 @@ from archivist.pipeline.episodes import MAX_EPISODE_CHARS, EpisodePolicy
 T0 = "2026-01-01T00:00:00+00:00"
 ROOT = Path(__file__).resolve().parent.parent
 
-# what the content policy does not yet recognise: its detectors (the gate's one screening form,
-# new phrasings, disguises) are the gate issue's work; episodes keep what the policy lets through
-GATE_WORK = ("a secret given in the turn after the assistant asks for it: the pair check reads one turn back, "
-             "and the assistant's question holds no secret word")
-
-
 # ------------------------------------------------------------------------------ helpers
 from test_episodes_redteam import evidence_of, file_bytes, ids, said  # noqa: E402  (the first red team's)
 
