@@ -16,10 +16,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections import Counter
 from typing import Any
-
-import unicodedata
 
 from stdnum import iban, luhn
 from stdnum.br import cpf
