@@ -122,8 +122,8 @@ def test_a_store_being_written_is_not_moved(source):
     assert not path.with_name("memory.db.move.json").exists()
 
 
-def test_a_move_does_not_resume_over_a_source_that_changed(source):
-    path, _ = source
+def interrupted_move(path) -> str:
+    """A fresh database holding a move of ``path`` killed in its audit table; its DSN."""
     dsn = fresh_database()
 
     def stop_in_audit(table, done, total):
@@ -132,6 +132,12 @@ def test_a_move_does_not_resume_over_a_source_that_changed(source):
 
     with open_store(dsn) as store, pytest.raises(KeyboardInterrupt):
         move_store(path, store, batch=2, progress=stop_in_audit)
+    return dsn
+
+
+def test_a_move_does_not_resume_over_a_source_that_changed(source):
+    path, _ = source
+    dsn = interrupted_move(path)
     with Memory.open(path, embedder=None) as mem:  # between the runs, the user forgets a fact
         alice = mem.scope(user="alice")
         alice.forget(next(f.id for f in alice.facts() if "Porto" in f.content))
@@ -144,18 +150,7 @@ def test_a_move_does_not_resume_over_another_store_put_in_its_place(source, tmp_
     import shutil
 
     path, _ = source
-    other = tmp_path / "other"
-    other.mkdir()
-    with Memory.open(other / "memory.db", embedder=None) as mem:
-        pass
-    dsn = fresh_database()
-
-    def stop_in_audit(table, done, total):
-        if table == "audit":
-            raise KeyboardInterrupt
-
-    with open_store(dsn) as store, pytest.raises(KeyboardInterrupt):
-        move_store(path, store, batch=2, progress=stop_in_audit)
+    dsn = interrupted_move(path)
     swapped = tmp_path / "swapped.db"
     shutil.copy(path, swapped)
     import sqlite3

@@ -263,25 +263,16 @@ def learn(
         out.print(f"  refused {r['content']!r} — {r['code']}: {r['reason']}", style="yellow", markup=False)
 
 
-def _json_rows(text: str, source: str) -> list[Any]:
-    """A JSON array's items, one JSON value, or JSON lines."""
-    try:
-        data = json.loads(text)
-        return data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InvalidInput(f"{source}:{number}: not JSON ({exc.msg})") from None
-        return rows
-
-
-def _messages_of(text: str, source: str, rows: list[Any] | None = None) -> list[dict[str, Any]]:
+def _messages_of(text: str, source: str) -> list[dict[str, Any]]:
     """Messages from a JSON array, or from JSON lines."""
-    rows = _json_rows(text, source) if rows is None else rows
+    rows, bad = _numbered_rows(text)
+    if bad:
+        raise InvalidInput(f"{source}:{bad[0][0]}: {bad[0][1]}")
+    return _checked_messages([row for _, row in rows], source)
+
+
+def _checked_messages(rows: list[Any], source: str) -> list[dict[str, Any]]:
+    """``rows`` when each is a message with a role and text content."""
     bad = next((i for i, m in enumerate(rows, 1) if not isinstance(m, dict) or not isinstance(m.get("content"), str)
                 or m.get("role") not in ("user", "assistant", "tool", "system")), None)
     if bad is not None:
@@ -386,8 +377,8 @@ def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[di
                     failed.append({"source": where, "error": "not a conversation ({\"messages\": [...]})"})
                     continue
                 try:
-                    messages = _messages_of("", where, row["messages"] if isinstance(row["messages"], list)
-                                            else [row["messages"]])
+                    messages = _checked_messages(row["messages"] if isinstance(row["messages"], list)
+                                                 else [row["messages"]], where)
                 except InvalidInput as exc:
                     failed.append({"source": where, "error": str(exc)})
                     continue
@@ -396,7 +387,7 @@ def _conversations(paths: list[Path]) -> tuple[list[tuple[str, str, Any, list[di
             failed.append({"source": str(file), "error": f"line {bad_lines[0][0]}: {bad_lines[0][1]}"})
         else:
             try:
-                found.append((str(file), name, None, _messages_of("", str(file), [r for _, r in rows])))
+                found.append((str(file), name, None, _checked_messages([r for _, r in rows], str(file))))
             except InvalidInput as exc:
                 failed.append({"source": str(file), "error": str(exc)})
     return found, failed
