@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from ..model.attributes import about_someone_else
 from ..model.folding import normalize, simplified
+from ..model.memo import memo
 from .text import query_terms
 
 # a number as written: its sign, decimal point, separators and unit mark ("-5", ".5", "2.5",
@@ -135,11 +136,12 @@ class Signatures(NamedTuple):
 
     @classmethod
     def of(cls, text: str) -> Signatures:
-        return _signatures(text)
+        return signatures_of(text)
 
 
-@functools.lru_cache(maxsize=8192)  # a write asks for them three times: duplicates, the row, contradictions
-def _signatures(text: str) -> Signatures:
+@memo(8192)  # a write asks for them three times: duplicates, the row, contradictions
+def signatures_of(text: str) -> Signatures:
+    """The keys of ``text``, kept per text (and seeded by :mod:`archivist.pipeline.batch_reading`)."""
     words = meaning(text)
     core = polarity_core(text)
     return Signatures(_key("t", repr(text_form(text))), _key("m", repr(words)) if words[0] else None,
@@ -155,5 +157,5 @@ def polarity_core(text: str) -> str | None:
     return core if len(core) >= 2 else None
 
 
-__all__ = ["EN_NEGATION", "FILLERS", "ZH_NEGATION", "Signatures", "folded", "meaning", "polarity_core", "statement_core",
-           "text_form"]
+__all__ = ["EN_NEGATION", "FILLERS", "ZH_NEGATION", "Signatures", "folded", "meaning", "polarity_core", "signatures_of",
+           "statement_core", "text_form"]

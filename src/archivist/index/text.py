@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from ..model.folding import compact, normalize, sanitize  # noqa: F401 - re-exported for the index's callers
+from ..model.memo import memo
 
 _CJK = (
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"  # Han
@@ -103,6 +104,12 @@ def _cjk_terms(run: str) -> list[str]:
     return [t for t in _jieba().cut_for_search(run) if t.strip()]
 
 
+def indexed_text(content: str, context: str | None) -> str:
+    """What the keyword index holds for a fact: its content, then its context."""
+    return content + ("\n" + context if context else "")
+
+
+@memo(8192)  # a large batch is segmented ahead, partly in helper processes (archivist.pipeline.batch_reading)
 def segment_for_index(text: str) -> str:
     """The text stored in the FTS5 table: CJK runs become space-separated jieba terms."""
     text = unicodedata.normalize("NFKC", clean(text))

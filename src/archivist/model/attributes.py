@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .folding import sanitize, simplified
+from .memo import memo
 from .prefilter import prefiltered
 
 _CAP = r"(?-i:[A-Z][\w&.\-]*)"  # a capitalised word: a name of a place or company
@@ -185,6 +186,7 @@ _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?
                      re.I)
 
 
+@memo(8192)  # read ahead for a batch (archivist.pipeline.batch_reading), then by the gate
 def infer_key(text: str) -> str | None:
     """The key of the first single-valued attribute ``text`` states, or ``None`` — also
     when the statement is about someone else ("the user's wife works at Google")."""

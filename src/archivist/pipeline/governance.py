@@ -33,7 +33,6 @@ group, and a near-identical unkeyed statement is a duplicate.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -44,7 +43,8 @@ from typing import Any
 
 from ..clock import ensure_utc, parse_time
 from ..errors import InvalidCandidate
-from ..index.signatures import meaning, text_form
+from ..index.signatures import meaning, signatures_of, text_form
+from ..index.text import indexed_text, segment_for_index
 from ..model import (
     PROFILE_SECTIONS,
     Authority,
@@ -61,19 +61,21 @@ from ..model import (
     sanitize,
 )
 from ..model.attributes import infer_key
+from ..model.memo import Memo, memo
 from ..model.screening import screening_form, windows
+from .batch_reading import read_all
 from .filtering import FilterResult
 from .grants import find_grant
 from .injection import find_injection
-from .recognise import doubt
+from .recognise import doubt, doubt_verdict, order_part
 from .secrets import find_secret
 from .statements import (
     is_attributed,
     is_hypothetical,
-    is_sarcastic,
     is_one_off,
     is_question,
     is_quoted_material,
+    is_sarcastic,
     is_task_fix,
     locate,
     names_project,
@@ -323,7 +325,7 @@ def screen(text: str, *, detect_grants: bool = True) -> Rejection | None:
     return _screen(text, detect_grants)
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(8192)
 def _screen(text: str, detect_grants: bool) -> Rejection | None:
     if not text or not text.strip():
         return None
@@ -407,13 +409,21 @@ def doubt_of(c: Candidate, config: GovernanceConfig = GovernanceConfig()) -> tup
 def prejudge(candidates: Sequence[Any], config: GovernanceConfig = GovernanceConfig()) -> None:
     """Read each candidate's texts before a write transaction opens: the verdicts are kept
     per text, so the gate inside the transaction (which holds the store's write lock) does
-    not spend its time reading."""
+    not spend its time reading, nor the keyword index its time segmenting. A large batch is
+    read on every core (:mod:`.batch_reading`)."""
+    lax = not config.detect_grants
+    readings: list[tuple[Memo, tuple]] = []
     for c in candidates:
         if isinstance(c, Candidate):
-            for text in (c.content, c.evidence_text, c.context, c.key):
-                if text:
-                    screen(text, detect_grants=config.detect_grants)
-            doubt_of(c, config)
+            readings += [(_screen, (text, config.detect_grants))
+                         for text in (c.content, c.evidence_text, c.context, c.key) if text]
+            readings += [(doubt_verdict, (c.content, lax, lax, False, False)), (signatures_of, (c.content,)),
+                         (order_part, (c.content,)), (segment_for_index, (indexed_text(c.content, c.context),))]
+            if c.key is None and config.infer_keys:
+                readings.append((infer_key, (c.content,)))
+            if c.evidence_text:
+                readings.append((doubt_verdict, (c.evidence_text, True, lax, False, False)))
+    read_all(readings)
 
 
 def held_reason(fact: Fact) -> tuple[str, str] | None:

@@ -22,13 +22,13 @@ grants) loses the text. Pure; never raises.
 
 from __future__ import annotations
 
-import functools
 import re
 
+from ..model.memo import memo
+from ..model.prefilter import prefiltered
 from ..model.screening import screening_form
 from .grants import IMPERATIVE_START, names_action, restricts
 from .language import CONFIDENT, language_of, readable
-from ..model.prefilter import prefiltered
 
 DATA_CONFIDENT = 0.5  # how sure identification must be to hold an application's data as another language
 
@@ -269,12 +269,13 @@ def doubt(text: str, *, addressed_ok: bool = False, orders_ok: bool = False, lan
     several stages)."""
     if not isinstance(text, str):
         return None
-    return _doubt(text, addressed_ok, orders_ok, language_ok, requests_ok)
+    return doubt_verdict(text, addressed_ok, orders_ok, language_ok, requests_ok)
 
 
-@functools.lru_cache(maxsize=8192)
-def _doubt(text: str, addressed_ok: bool, orders_ok: bool, language_ok: bool,
-           requests_ok: bool) -> tuple[str, str] | None:
+@memo(8192)
+def doubt_verdict(text: str, addressed_ok: bool, orders_ok: bool, language_ok: bool,
+                  requests_ok: bool) -> tuple[str, str] | None:
+    """:func:`doubt` with positional arguments, kept per text (and seeded by :mod:`.batch_reading`)."""
     if not text or not text.strip():
         return None
     try:
@@ -355,6 +356,7 @@ _STOPPED_CHECKING = prefiltered(re.compile(
     r"\b(?:pointless|unnecessary|a formality)\b|不想(?:再)?(?:管|看|确认|过问|审)|不再(?:看|审|确认|核对)|懒得(?:看|管|确认)"))
 
 
+@memo(8192)  # a write asks for it once in the gate and once for each fact it searches
 def order_part(text: str) -> str | None:
     """Which half of a standing order ``text`` states on its own: ``"waiver"`` (the
     user's confirmation is not needed, or the user stopped checking) or ``"action"``

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..clock import parse_time
+from ..index.text import indexed_text
 from ..model import (
     Authority,
     Category,
@@ -37,7 +38,7 @@ N_FACT_COLUMNS = 33  # seq follows them in queries that select it
 
 def index_text(fact: Fact) -> str:
     """What the keyword index holds for a fact: its content, then its context."""
-    return fact.content + ("\n" + fact.context if fact.context else "")
+    return indexed_text(fact.content, fact.context)
 
 
 def fact_params(f: Fact, ts: Callable[[datetime | None], Any]) -> tuple:

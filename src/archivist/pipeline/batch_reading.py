@@ -1,0 +1,308 @@
+"""A large batch read on every core: the gate's per-text readings shared with helper processes.
+
+Before a write transaction opens, the gate reads each candidate's texts (screening,
+recognition, duplicate signatures: :func:`~archivist.pipeline.governance.prejudge`).
+Each reading is a pure function of its arguments, kept per text in a
+:class:`~archivist.model.memo.Memo`. For a large batch, helper processes read a share of
+the texts while this process reads the rest; their answers are seeded into this
+process's memos, and the write that follows decides exactly as if it had read every
+text itself. A helper that is still starting, busy, failing or dead costs only time: its
+share is read here.
+
+Helpers are separate interpreters started with ``python -m`` (not ``multiprocessing``:
+nothing of the caller's ``__main__`` is run again, and nothing is forked from a process
+that has threads). They start on the first large batch and are ready for the next one;
+they end when this process ends or closes their pipe. ``ARCHIVIST_GATE_HELPERS`` sets
+how many (default: one fewer than the cores, at most three; ``0`` turns them off).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import logging
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..model.memo import Memo, await_with
+
+log = logging.getLogger(__name__)
+
+MIN_SHARED = 200  # readings: a smaller batch is read here (a round trip to a helper would cost more)
+HERE_SHARE = 0.5  # of a shared batch, read here first while the helpers start on the rest
+CHUNK = 64  # readings a helper answers at a time: the write starts on the first ones while it reads on
+MAX_HELPERS = 3
+_HEADER = struct.Struct("!Q")
+_READY = "ready"
+
+Reading = tuple[Memo, tuple]
+
+
+def read_all(readings: Sequence[Reading]) -> None:
+    """Make every ``(memo, args)`` reading known to its memo: a large batch is shared
+    with the helpers that are ready. Their answers arrive while the write goes on; a
+    memo that misses one waits for it (:func:`~archivist.model.memo.await_with`)."""
+    _in_flight.finish()
+    todo = [(m, args) for m, args in dict.fromkeys(readings) if args not in m]
+    helpers = _pool.ready() if len(todo) >= MIN_SHARED else []
+    if not helpers:
+        _read_here(todo)
+        return
+    here = max(1, int(len(todo) * HERE_SHARE))
+    share = -(-(len(todo) - here) // len(helpers))
+    for n, helper in enumerate(helpers):
+        part = todo[here + n * share:here + (n + 1) * share]
+        if part and helper.send(part):
+            _in_flight.add(helper, part)
+        else:
+            helper.release()
+    _read_here(todo[:here])
+
+
+def _read_here(readings: Sequence[Reading]) -> None:
+    for m, args in readings:
+        m(*args)
+
+
+class _InFlight:
+    """The shares helpers are reading for this process, in the order they were sent, and
+    the readings still awaited from them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.shares: list[list[Any]] = []  # [helper, part, answered so far]
+        self.awaited: set[Reading] = set()
+        self.answered = 0  # readings the helpers answered, for tests and benchmarks
+
+    def add(self, helper: _Helper, part: Sequence[Reading]) -> None:
+        with self.lock:
+            self.shares.append([helper, part, 0])
+            self.awaited.update(part)
+
+    def wait_for(self, memo: Memo, args: tuple) -> bool:
+        """Take answers until ``memo(*args)``'s has come; ``False`` when none was awaited."""
+        if (memo, args) not in self.awaited:
+            return False
+        with self.lock:
+            while (memo, args) in self.awaited and self._take_next():
+                pass
+        return True
+
+    def finish(self) -> None:
+        """Take every answer still on its way (before a helper is given a new batch)."""
+        with self.lock:
+            while self._take_next():
+                pass
+
+    def _take_next(self) -> bool:
+        """Seed the next chunk of answers of the oldest share; ``False`` when none is left.
+        A helper that fails leaves the rest of its share to be read here."""
+        if not self.shares:
+            return False
+        entry = self.shares[0]
+        helper, part, done = entry
+        answers = helper.receive()
+        if answers is None or len(answers) > len(part) - done:
+            helper.fail()
+            self.shares.pop(0)
+            self.awaited.difference_update(part[done:])
+            return True
+        for reading, value in zip(part[done:done + len(answers)], answers):
+            reading[0].seed(reading[1], value)
+            self.awaited.discard(reading)
+        self.answered += len(answers)
+        entry[2] = done + len(answers)
+        if entry[2] == len(part):
+            helper.release()
+            self.shares.pop(0)
+        return True
+
+
+_in_flight = _InFlight()
+await_with(_in_flight.wait_for)
+
+
+def configured_helpers() -> int:
+    """How many helper processes a large batch may use (``ARCHIVIST_GATE_HELPERS``)."""
+    raw = os.environ.get("ARCHIVIST_GATE_HELPERS", "").strip()
+    if raw:
+        try:
+            return max(0, min(int(raw), 16))
+        except ValueError:
+            log.warning("ARCHIVIST_GATE_HELPERS=%r is not a whole number; using the default", raw)
+    if not hasattr(select, "poll"):
+        return 0
+    return max(0, min((os.cpu_count() or 1) - 1, MAX_HELPERS))
+
+
+class _Helper:
+    """One helper process and its pipes; used by one batch at a time."""
+
+    def __init__(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])  # the archivist this process runs
+        env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "0",
+               "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.is_ready = False
+        self.broken = False
+        self.lock = threading.Lock()
+
+    def take(self) -> bool:
+        """Whether this helper is ready and now this batch's (it says so once it has warmed up)."""
+        if self.broken or not self.lock.acquire(blocking=False):
+            return False
+        if not self.is_ready:
+            poll = select.poll()
+            poll.register(self.proc.stdout, select.POLLIN)
+            if poll.poll(0):
+                self.is_ready = _read_frame(self.proc.stdout) == _READY
+                self.broken = not self.is_ready
+        if not self.is_ready:
+            self.lock.release()
+        return self.is_ready
+
+    def release(self) -> None:
+        self.lock.release()
+
+    def send(self, part: Sequence[Reading]) -> bool:
+        try:
+            _write_frame(self.proc.stdin, [(m.__module__, m.__qualname__, args) for m, args in part])
+            return True
+        except (OSError, ValueError, pickle.PicklingError):
+            self.broken = True
+            return False
+
+    def receive(self) -> list[Any] | None:
+        """The next chunk of answers, or ``None`` when the helper failed."""
+        try:
+            answers = _read_frame(self.proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError, struct.error):
+            return None
+        return answers if isinstance(answers, list) and answers else None
+
+    def fail(self) -> None:
+        self.broken = True
+        self.release()
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+class _Pool:
+    """The helpers of this process, started on the first large batch."""
+
+    def __init__(self) -> None:
+        self.helpers: list[_Helper] | None = None
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+
+    def ready(self) -> list[_Helper]:
+        with self.lock:
+            if self.helpers is None or self.pid != os.getpid():  # a forked child starts its own
+                self.pid = os.getpid()
+                self.helpers = []
+                try:
+                    self.helpers = [_Helper() for _ in range(configured_helpers())]
+                except (OSError, ValueError) as exc:
+                    log.warning("the gate's helper processes could not start (%s); batches are read here", exc)
+            for helper in [h for h in self.helpers if h.broken]:
+                helper.close()
+                self.helpers.remove(helper)
+        return [h for h in self.helpers if h.take()]
+
+    def close(self) -> None:
+        with self.lock:
+            if self.pid == os.getpid():  # a forked child leaves its parent's helpers alone
+                for helper in self.helpers or []:
+                    helper.close()
+            self.helpers = []
+
+
+_pool = _Pool()
+atexit.register(_pool.close)
+
+
+def start_helpers(wait: float = 0.0) -> int:
+    """Start the helpers now (rather than on the first large batch) and wait up to
+    ``wait`` seconds for them to be ready; returns how many are."""
+    deadline = time.monotonic() + wait
+    while True:
+        ready = _pool.ready()
+        for helper in ready:
+            helper.release()
+        if len(ready) == configured_helpers() or time.monotonic() >= deadline:
+            return len(ready)
+        time.sleep(0.05)
+
+
+def close_helpers() -> None:
+    """End this process's helpers (they also end with it); the next large batch starts new ones."""
+    _in_flight.finish()
+    _pool.close()
+    _pool.helpers = None
+
+
+def answered_by_helpers() -> int:
+    """How many readings helpers have answered in this process."""
+    return _in_flight.answered
+
+
+def _write_frame(pipe: BinaryIO, value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    pipe.write(_HEADER.pack(len(data)) + data)
+    pipe.flush()
+
+
+def _read_frame(pipe: BinaryIO) -> Any:
+    header = pipe.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("the pipe closed")
+    (size,) = _HEADER.unpack(header)
+    data = pipe.read(size)
+    if len(data) < size:
+        raise EOFError("the pipe closed")
+    return pickle.loads(data)  # noqa: S301 - the peer is this package's own helper, started by this process
+
+
+def _serve() -> None:
+    """The helper's loop: read a batch of readings, answer each in order, until the pipe closes."""
+    source, sink = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever else writes to stdout (a library's notice) cannot reach the pipe
+    from ..index.signatures import Signatures
+    from .governance import screen
+    from .recognise import doubt
+
+    warm = "The user likes green tea. 用户喜欢喝绿茶。"  # loads the gate's models before saying it is ready
+    screen(warm), doubt(warm), Signatures.of(warm)
+    _write_frame(sink, _READY)
+    while True:
+        try:
+            batch = _read_frame(source)
+        except EOFError:
+            return
+        for start in range(0, len(batch), CHUNK):
+            answers = []
+            for module, name, args in batch[start:start + CHUNK]:
+                reading = getattr(importlib.import_module(module), name)
+                if not isinstance(reading, Memo):
+                    raise TypeError(f"{module}.{name} is not a reading")
+                answers.append(reading(*args))
+            _write_frame(sink, answers)
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,138 @@
+"""A large batch is read partly in helper processes, and decided exactly as if this
+process had read it all: the same facts, versions, refusals, held items and audit.
+A helper that dies mid-batch costs time, never a decision; a script without a
+``__main__`` guard is not run again; ``ARCHIVIST_GATE_HELPERS=0`` starts none."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_bulk_writes import BEFORE, MIXED, T0, _outcomes, _state
+
+from archivist import FixedClock, Memory
+from archivist.model.memo import Memo, clear_all, memo
+from archivist.pipeline import batch_reading
+
+# statements of their own (no duplicates among them), so the batch is large enough to share
+FILLER = [{"content": f"The user visited {town} in {year} and liked the {thing} there."}
+          for town in ("Lisbon", "Porto", "Kyoto", "Osaka", "Hangzhou", "Chengdu", "Oslo", "Bergen")
+          for year in (2019, 2021, 2023) for thing in ("food", "museums", "trains")]
+FILLER += [{"content": f"用户{year}年去过{town}，很喜欢那里的{thing}。"}
+           for town in ("杭州", "成都", "西安", "厦门") for year in (2018, 2020, 2022) for thing in ("美食", "博物馆")]
+BATCH = FILLER + MIXED + [{"content": item["content"] + " (again)"} for item in FILLER[:20]]
+
+
+@pytest.fixture
+def helpers(monkeypatch):
+    """One helper, started and ready before the batch (as after a first large batch)."""
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "1")
+    batch_reading.close_helpers()
+    assert batch_reading.start_helpers(wait=60) == 1, "the helper did not start"
+    yield batch_reading
+    batch_reading.close_helpers()
+
+
+def _written(tmp_path: Path, name: str) -> tuple[list, tuple]:
+    with Memory.open(tmp_path / f"{name}.db", clock=FixedClock(T0), embedder=None) as mem:
+        mem.scope(user="u").remember_many(BEFORE)
+        return _outcomes(mem.scope(user="u").remember_many(BATCH)), _state(mem)
+
+
+def test_a_batch_read_with_a_helper_is_decided_as_one_read_here(tmp_path, helpers, monkeypatch):
+    clear_all()
+    before = helpers.answered_by_helpers()
+    shared = _written(tmp_path, "shared")
+    assert helpers.answered_by_helpers() - before >= 300, "the helper read no share of the batch"
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    helpers.close_helpers()
+    clear_all()
+    alone = _written(tmp_path, "alone")
+    assert shared == alone
+    outcomes, (facts, audit, reviews) = shared
+    assert any(code == "secret" for code in outcomes[4]) and any(kind == "held" for kind, *_ in reviews)
+
+
+def test_a_helper_killed_mid_batch_costs_time_not_a_decision(tmp_path, helpers, monkeypatch):
+    clear_all()
+    [helper] = helpers._pool.helpers
+    real_send = helper.send
+
+    def send_then_die(part):
+        sent = real_send(part)
+        os.kill(helper.proc.pid, signal.SIGKILL)
+        return sent
+
+    monkeypatch.setattr(helper, "send", send_then_die)
+    killed = _written(tmp_path, "killed")
+    assert helper.broken and helper.proc.wait(timeout=10) == -signal.SIGKILL
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    helpers.close_helpers()
+    clear_all()
+    assert killed == _written(tmp_path, "alone")
+
+
+def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
+    """Helpers are started as ``python -m``: the caller's script is not imported in them."""
+    script = tmp_path / "no_guard.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {[str(Path(__file__).parent)]!r}
+        from archivist import Memory
+        from archivist.pipeline import batch_reading
+        from test_batch_reading import BATCH
+        print("run", flush=True)
+        assert batch_reading.start_helpers(wait=60) == 1
+        with Memory.open({str(tmp_path / "s.db")!r}, embedder=None) as mem:
+            report = mem.scope(user="u").remember_many(BATCH)
+        print("saved", len(report.saved), "by helpers", batch_reading.answered_by_helpers() > 0, flush=True)
+    """))
+    env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "run" and len(lines) == 2 and lines[1].startswith("saved ") and lines[1].endswith("True")
+
+
+def test_no_helper_starts_when_they_are_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    batch_reading.close_helpers()
+    clear_all()
+    before = batch_reading.answered_by_helpers()
+    _written(tmp_path, "off")
+    assert batch_reading._pool.helpers == [] and batch_reading.answered_by_helpers() == before
+
+
+@pytest.mark.parametrize("value, expected", [("0", 0), ("2", 2), (" 3 ", 3), ("-4", 0), ("99", 16)])
+def test_the_number_of_helpers_is_read_from_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
+    assert batch_reading.configured_helpers() == expected
+
+
+def test_a_number_that_is_not_one_falls_back_to_the_default_with_a_warning(monkeypatch, caplog):
+    monkeypatch.delenv("ARCHIVIST_GATE_HELPERS", raising=False)
+    default = batch_reading.configured_helpers()
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "two")
+    assert batch_reading.configured_helpers() == default
+    assert "ARCHIVIST_GATE_HELPERS='two' is not a whole number" in caplog.text
+
+
+def test_a_memo_keeps_answers_and_seeded_answers_oldest_out():
+    calls = []
+
+    @memo(3)
+    def double(x):
+        calls.append(x)
+        return 2 * x
+
+    assert isinstance(double, Memo) and double.__name__ == "double"
+    assert [double(1), double(1), double(2)] == [2, 2, 4] and calls == [1, 2]
+    double.seed((5,), "from a helper")
+    assert double(5) == "from a helper" and (5,) in double and calls == [1, 2]
+    double(6)  # the fourth answer: the oldest (1) goes
+    assert (1,) not in double and double(1) == 2 and calls == [1, 2, 6, 1]
