@@ -136,3 +136,29 @@ def test_a_memo_keeps_answers_and_seeded_answers_oldest_out():
     assert double(5) == "from a helper" and (5,) in double and calls == [1, 2]
     double(6)  # the fourth answer: the oldest (1) goes
     assert (1,) not in double and double(1) == 2 and calls == [1, 2, 6, 1]
+
+
+def test_an_import_read_with_a_helper_lands_as_one_read_here(tmp_path, helpers, monkeypatch):
+    """An export of the batch's store, imported with a helper and without: the same store."""
+    import io
+
+    from archivist.lifecycle.transfer import export_jsonl, import_jsonl
+
+    with Memory.open(tmp_path / "source.db", clock=FixedClock(T0), embedder=None) as mem:
+        mem.scope(user="u").remember_many(BEFORE + BATCH)
+        buf = io.StringIO()
+        export_jsonl(mem, "default", "u", buf)
+    lines = buf.getvalue().splitlines()
+
+    def imported(name: str) -> tuple:
+        clear_all()
+        with Memory.open(tmp_path / f"{name}.db", clock=FixedClock(T0), embedder=None) as mem:
+            report = import_jsonl(mem, lines, tenant="default")
+            return report.facts, report.candidates, _state(mem)
+
+    before = helpers.answered_by_helpers()
+    shared = imported("shared")
+    assert helpers.answered_by_helpers() - before >= 300, "the helper read no share of the import"
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    helpers.close_helpers()
+    assert shared == imported("alone") and shared[0] > 100

@@ -51,6 +51,7 @@ from ..pipeline.governance import (
     admit,
     check_text,
     is_held,
+    prejudge,
     screen,
     vet_summary,
 )
@@ -321,6 +322,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
     report.notes.extend(skipped_notes)
     kept = []
     checking = len(facts) + len(episodes) + len(other)
+    prejudge([f for _, f in facts], memory.governance)  # a large file is read on every core
     for done, (number, fact) in enumerate(facts, 1):  # forgotten content stays forgotten; every fact passes the gate
         if done % 200 == 0:
             tick("check", done, checking)

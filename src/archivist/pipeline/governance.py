@@ -407,22 +407,26 @@ def doubt_of(c: Candidate, config: GovernanceConfig = GovernanceConfig()) -> tup
 
 
 def prejudge(candidates: Sequence[Any], config: GovernanceConfig = GovernanceConfig()) -> None:
-    """Read each candidate's texts before a write transaction opens: the verdicts are kept
-    per text, so the gate inside the transaction (which holds the store's write lock) does
-    not spend its time reading, nor the keyword index its time segmenting. A large batch is
-    read on every core (:mod:`.batch_reading`)."""
+    """Read each candidate's (or imported fact's) texts before a write transaction opens:
+    the verdicts are kept per text, so the gate inside the transaction (which holds the
+    store's write lock) does not spend its time reading, nor the keyword index its time
+    segmenting. A large batch is read on every core (:mod:`.batch_reading`)."""
     lax = not config.detect_grants
     readings: list[tuple[Memo, tuple]] = []
     for c in candidates:
-        if isinstance(c, Candidate):
-            readings += [(_screen, (text, config.detect_grants))
-                         for text in (c.content, c.evidence_text, c.context, c.key) if text]
-            readings += [(doubt_verdict, (c.content, lax, lax, False, False)), (signatures_of, (c.content,)),
-                         (order_part, (c.content,)), (segment_for_index, (indexed_text(c.content, c.context),))]
-            if c.key is None and config.infer_keys:
-                readings.append((infer_key, (c.content,)))
-            if c.evidence_text:
-                readings.append((doubt_verdict, (c.evidence_text, True, lax, False, False)))
+        if isinstance(c, Fact):
+            quote = c.provenance.evidence_text
+        elif isinstance(c, Candidate):
+            quote = c.evidence_text
+        else:
+            continue
+        readings += [(_screen, (text, config.detect_grants)) for text in (c.content, quote, c.context, c.key) if text]
+        readings += [(doubt_verdict, (c.content, lax, lax, False, False)), (signatures_of, (c.content,)),
+                     (order_part, (c.content,)), (segment_for_index, (indexed_text(c.content, c.context),))]
+        if quote:
+            readings.append((doubt_verdict, (quote, True, lax, False, False)))
+        if c.key is None and config.infer_keys:
+            readings.append((infer_key, (c.content,)))
     read_all(readings)
 
 
