@@ -162,3 +162,21 @@ def test_an_import_read_with_a_helper_lands_as_one_read_here(tmp_path, helpers, 
     monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
     helpers.close_helpers()
     assert shared == imported("alone") and shared[0] > 100
+
+
+@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python"])
+def test_a_helper_that_cannot_start_leaves_the_batch_to_this_process(tmp_path, monkeypatch, caplog, interpreter):
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "1")
+    monkeypatch.setattr(sys, "executable", interpreter)
+    batch_reading.close_helpers()
+    assert batch_reading.start_helpers(wait=3) == 0
+    clear_all()
+    before = batch_reading.answered_by_helpers()
+    written = _written(tmp_path, "no-helper")
+    assert batch_reading.answered_by_helpers() == before and batch_reading._pool.helpers == []
+    if interpreter.startswith("/nonexistent"):
+        assert "helper processes could not start" in caplog.text
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    batch_reading.close_helpers()
+    clear_all()
+    assert written == _written(tmp_path, "alone")

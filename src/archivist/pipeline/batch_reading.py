@@ -151,8 +151,10 @@ class _Helper:
         package_root = str(Path(__file__).resolve().parents[2])  # the archivist this process runs
         env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "0",
                "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        # a session of its own: a terminal's Ctrl-C stops the caller, and the helper ends when its pipe closes
         self.proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                     start_new_session=True)
         self.is_ready = False
         self.broken = False
         self.lock = threading.Lock()
@@ -164,8 +166,11 @@ class _Helper:
         if not self.is_ready:
             poll = select.poll()
             poll.register(self.proc.stdout, select.POLLIN)
-            if poll.poll(0):
-                self.is_ready = _read_frame(self.proc.stdout) == _READY
+            if poll.poll(0):  # it said it is ready, or it ended (no interpreter to run it, a crash)
+                try:
+                    self.is_ready = _read_frame(self.proc.stdout) == _READY
+                except (OSError, EOFError, pickle.UnpicklingError, struct.error):
+                    self.is_ready = False
                 self.broken = not self.is_ready
         if not self.is_ready:
             self.lock.release()
