@@ -49,6 +49,7 @@ from .errors import (
     StaleWrite,
     StoreConflict,
     StoreLocked,
+    StoreUnavailable,
     ReviewItemNotFound,
     TaskNotFound,
     TraceNotFound,
@@ -248,7 +249,7 @@ def error_from(response: httpx.Response) -> ArchivistError:
             return StaleWrite(detail, expected=_int(body.get("expected")), current=_int(body.get("current")))
         return StoreConflict(detail)
     if status == 503:
-        return StoreLocked(detail)
+        return (StoreUnavailable if title == "store unavailable" else StoreLocked)(detail)
     if title == "rejected by the write gate":
         code, _, reason = detail.partition(": ")
         return WriteRejected(str(body.get("code") or code), reason or detail)

@@ -21,6 +21,7 @@
     ├── EmbedderMismatch             the store's vectors come from another model/dimension
     └── StoreError                   the store could not do its job
         ├── StoreLocked              another writer held the database past the timeout
+        │   └── StoreUnavailable     the database server cannot be reached now (a restart)
         ├── StoreNotFound            a read named a store file that does not exist
         ├── StoreCorrupt             the file is not a database or failed its checks
         └── SchemaTooNew             the file was written by a newer archivist
@@ -153,6 +154,14 @@ class StoreConflict(StoreError):
 
 class StoreLocked(StoreError):
     pass
+
+
+class StoreUnavailable(StoreLocked):
+    """The database server cannot be reached right now (restarting, connection dropped,
+    refused). Nothing was written unless the message says the commit's outcome is
+    unknown; the store reconnects by itself, so the same call can be made again later.
+    A :class:`StoreLocked` because callers do the same about both (wait, try again):
+    the ingest queue's retry, and clients' handling of a 503, cover it as they are."""
 
 
 class StoreNotFound(StoreError, LookupError):

@@ -42,6 +42,7 @@ from ..errors import (
     StaleWrite,
     StoreConflict,
     StoreLocked,
+    StoreUnavailable,
     TraceNotFound,
     WriteRejected,
 )
@@ -88,7 +89,8 @@ _STATUS = [
     (TaskNotFound, 404, "not found"), (ReviewItemNotFound, 404, "not found"),
     (StaleWrite, 409, "stale write"), (StoreConflict, 409, "conflict"), (WriteRejected, 422, "rejected by the write gate"),
     (BudgetExceeded, 422, "over budget"), (InvalidBudget, 422, "invalid budget"),
-    (InvalidCandidate, 422, "invalid content"), (InvalidInput, 422, "invalid input"), (StoreLocked, 503, "store busy"),
+    (InvalidCandidate, 422, "invalid content"), (InvalidInput, 422, "invalid input"),
+    (StoreUnavailable, 503, "store unavailable"), (StoreLocked, 503, "store busy"),
 ]
 
 
@@ -437,7 +439,7 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
             if isinstance(exc, cls):
                 extra = {name: getattr(exc, name) for name in ("needed", "budget", "expected", "current", "code")
                          if isinstance(getattr(exc, name, None), int | str)}  # for clients that rebuild the error
-                retry = {"Retry-After": "1"} if status == 503 else None  # busy, not broken: try again shortly
+                retry = {"Retry-After": "1"} if status == 503 else None  # busy or restarting: try again shortly
                 said = str(exc).replace(memory.store.path, "the store")  # where it lives is the server's business
                 return problem(status, title, said, request.url.path, headers=retry, **extra)
         return problem(500, "internal error", type(exc).__name__, request.url.path)

@@ -45,8 +45,11 @@ _WHY = {
     "409": "A conflicting write (a stale version, or a concurrent change).",
     "413": "The body is larger than the server accepts.",
     "422": "The request is well formed but invalid: a field, or a write the gate refuses.",
-    "503": "The store is busy; retry.",
+    "503": "The store is busy, or its database server cannot be reached now (a restart); retry after "
+           "`Retry-After` seconds.",
 }
+_HEADERS = {"503": {"headers": {"Retry-After": {"description": "Seconds to wait before retrying.",
+                                               "schema": {"type": "integer"}}}}}
 
 
 def errors_of(path: str, method: str, secured: bool) -> list[str]:
@@ -76,7 +79,7 @@ def complete(document: dict[str, Any], *, search_modes: list[str]) -> dict[str, 
             responses = op.setdefault("responses", {})
             responses.pop("422", None)
             for status in errors_of(path, method, bool(op.get("security"))):
-                responses[status] = {"description": _WHY[status], "content": ref}
+                responses[status] = {"description": _WHY[status], "content": ref, **_HEADERS.get(status, {})}
     if "SearchBody" in schemas:
         mode = schemas["SearchBody"]["properties"]["mode"]
         mode["anyOf"] = [{"type": "string", "enum": search_modes}, {"type": "null"}]

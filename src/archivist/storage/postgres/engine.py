@@ -10,6 +10,10 @@ thread, so nested ``transaction()`` blocks join the outer one, as in SQLite.
   (tenant, user) before its first statement for that user, so read-check-write
   sequences are serialised per user exactly as SQLite serialises them per file, while
   different users write in parallel.
+* **A server that goes away** (a restart, a dropped connection): the statement fails
+  with :class:`~archivist.errors.StoreUnavailable` and its transaction is lost whole
+  (the server aborts it); every connection is tried before it is lent, so those the
+  server dropped are replaced, and the store carries on once the server is back.
 """
 
 from __future__ import annotations
@@ -24,12 +28,22 @@ from functools import lru_cache
 from typing import Any
 
 from ...clock import ensure_utc
-from ...errors import StoreConflict, StoreError, StoreLocked
+from ...errors import StoreConflict, StoreError, StoreLocked, StoreUnavailable
 from ..core.backend import Access, Dialect, Engine
 from ..core.migrate import MigrationTarget
 
 APP_ROLE = "archivist_app"
 MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
+#: the pool retries a lost connection with growing pauses (1 s, 2 s, ...) for this long,
+#: then gives up and the next caller starts afresh: no pause grows past about 2 s
+RECONNECT_TIMEOUT = 5.0
+#: while the server is known to be unreachable, a caller waits this long for a connection,
+#: not the pool's 30 s: it hears StoreUnavailable soon rather than being held; and longer
+#: than those pauses, so a caller that comes once the server is back gets a connection
+WAIT_WHILE_DOWN = 3.0
+#: SQLSTATEs of a server that went away: connection exceptions (class 08), and a
+#: session ended by an administrator, a crash of another backend, or a server starting
+GONE = ("57P01", "57P02", "57P03")
 
 
 class PostgresDialect(Dialect):
@@ -105,8 +119,10 @@ class PostgresEngine(Engine):
         self.app_role = app_role
         self._local = threading.local()
         self._closed = False
+        self._down = False  # the last connection tried failed: wait WAIT_WHILE_DOWN, not the pool's timeout
         self._pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size, open=False,
-                                    configure=self._configure, kwargs={"autocommit": True}, name="archivist")
+                                    configure=self._configure, kwargs={"autocommit": True}, name="archivist",
+                                    reconnect_timeout=RECONNECT_TIMEOUT)
         try:
             self._pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:
@@ -125,19 +141,56 @@ class PostgresEngine(Engine):
         try:
             return self.psycopg.connect(self.dsn, autocommit=True)
         except self.psycopg.Error as exc:
-            raise StoreError(f"{self.path}: cannot connect to PostgreSQL ({str(exc).strip()})") from exc
+            raise StoreUnavailable(f"{self.path}: cannot connect to PostgreSQL ({str(exc).strip()})") from exc
 
-    def translate(self, exc: Exception) -> StoreError:
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection that works. Each is tried first (one round trip): after a
+        restart the pool holds connections the server dropped, and each is replaced
+        rather than failing a request. A PoolTimeout (no connection in time) is left to
+        the caller, which reports it as the server being unavailable."""
+        while True:
+            conn = self._pool.getconn(timeout=WAIT_WHILE_DOWN if self._down else None)
+            try:
+                conn.execute("")
+                break
+            except BaseException as exc:
+                self._pool.putconn(conn)  # a broken one is dropped, and the pool connects anew
+                if not (isinstance(exc, self.psycopg.Error) and conn.broken):
+                    raise
+                self._down = True
+        self._down = False
+        try:
+            with conn:  # rolls back on an error; the pool keeps it open
+                yield conn
+        finally:
+            self._pool.putconn(conn)
+
+    @staticmethod
+    def lost(exc: Exception, conn: Any = None) -> bool:
+        """Whether ``exc`` says the server went away (a restart, a dropped connection, a
+        session ended by an administrator), not that the statement is wrong."""
+        state = getattr(exc, "sqlstate", None) or ""
+        return state.startswith("08") or state in GONE or bool(conn is not None and conn.broken)
+
+    def translate(self, exc: Exception, conn: Any = None) -> StoreError:
+        """``conn``: the connection ``exc`` came from, if any (is it broken?)."""
+        from psycopg_pool import PoolTimeout
+
         errors = self.psycopg.errors
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, PoolTimeout):  # none in time: the server still away, or every connection busy
+            why = "PostgreSQL cannot be reached now" if self._down else "no connection to PostgreSQL came free in time"
+            return StoreUnavailable(f"{self.path}: {why}; nothing was written ({text})")
+        if self.lost(exc, conn):
+            self._down = True
+            return StoreUnavailable(f"{self.path}: PostgreSQL cannot be reached now; nothing was written ({text})")
         if isinstance(exc, errors.IntegrityError):
             return StoreConflict(f"{self.path}: {text}")
         if isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable)):
             return StoreLocked(f"{self.path}: {text}")
         if isinstance(exc, errors.ProgramLimitExceeded):  # an OperationalError, but the server is there
             return StoreError(f"{self.path}: a value is too large for the database ({text})")
-        if isinstance(exc, self.psycopg.OperationalError):
-            return StoreError(f"{self.path}: cannot reach PostgreSQL ({text})")
         return StoreError(f"{self.path}: {text}")
 
     def _tx(self) -> _Tx | None:
@@ -157,16 +210,22 @@ class PostgresEngine(Engine):
             finally:
                 tx.depth -= 1
             return
+        committing = False
         try:
-            with self._pool.connection() as conn:
+            with self._connection() as conn:
                 self._local.tx = tx = _Tx(conn)
                 try:
                     with conn.transaction():
                         yield
+                        committing = True
                 finally:
                     self._local.tx = None
         except self.psycopg.Error as exc:
-            raise self.translate(exc) from exc
+            error = self.translate(exc, tx and tx.conn)
+            if committing and isinstance(error, StoreUnavailable):  # the COMMIT was sent: it may have been done
+                error = StoreUnavailable(f"{self.path}: the connection to PostgreSQL was lost during COMMIT; "
+                                         f"the write may or may not have been saved ({str(exc).strip()})")
+            raise error from exc
         for action in tx.after:
             action()
 
@@ -204,23 +263,24 @@ class PostgresEngine(Engine):
                 if prelude:
                     tx.conn.execute(*prelude)
                 return tx.conn.execute(marks(sql), params).fetchall()
-            with self._pool.connection() as conn, conn.transaction():
-                self._enter(_Tx(conn), who, write=False)
+            with self._connection() as conn, conn.transaction():
+                tx = _Tx(conn)
+                self._enter(tx, who, write=False)
                 if prelude:
                     conn.execute(*prelude)
                 return conn.execute(marks(sql), params).fetchall()
         except self.psycopg.Error as exc:
-            raise self.translate(exc) from exc
+            raise self.translate(exc, tx and tx.conn) from exc
 
     def write(self, who: Access, sql: str, params: Sequence = ()):
         tx = self._tx()
         if tx is None:
             raise StoreError("internal: a write outside a transaction")
-        self._enter(tx, who, write=True)
         try:
+            self._enter(tx, who, write=True)
             return tx.conn.execute(marks(sql), params)
         except self.psycopg.Error as exc:
-            raise self.translate(exc) from exc
+            raise self.translate(exc, tx.conn) from exc
 
     def insert(self, who: Access, sql: str, params: Sequence = ()) -> int:
         return self.write(who, sql + " RETURNING seq", params).fetchone()[0]
@@ -230,13 +290,13 @@ class PostgresEngine(Engine):
         tx = self._tx()
         if tx is None:
             raise StoreError("internal: a write outside a transaction")
-        self._enter(tx, who, write=True)
         try:
+            self._enter(tx, who, write=True)
             with tx.conn.cursor() as cur:
                 cur.executemany(marks(sql), rows, returning=False)
                 return cur.rowcount
         except self.psycopg.Error as exc:
-            raise self.translate(exc) from exc
+            raise self.translate(exc, tx.conn) from exc
 
     def close(self) -> None:
         if not self._closed:
