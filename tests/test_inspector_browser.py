@@ -150,7 +150,8 @@ def test_inspector_search_approve_and_trace(browser, site):
     page.wait_for_selector("#runs >> text=gate: explicit")
     page.fill("#thread", "t-9")
     page.click("#threadForm button")
-    page.wait_for_selector("#traces >> text=thread t-9")
+    page.wait_for_selector("#traces >> text=thread t-9")  # the unfiltered list may name t-9 too: wait for the filter
+    page.wait_for_function("document.querySelectorAll('button[data-trace]').length === 1", timeout=10_000)
     assert page.locator("button[data-trace]").count() == 1 and "部署脚本" in page.inner_text("#traces")
     page.click("button[data-trace]")
     page.wait_for_selector("#trace .bar")
