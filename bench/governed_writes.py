@@ -123,7 +123,7 @@ def main() -> None:
             with Memory.open(target("raw"), clock=clock, embedder=None) as mem:
                 raw_rate = raw(mem, texts, args.batch)
             print(f"  {backend} raw: {raw_rate:,.0f}/s", file=sys.stderr, flush=True)
-            for helpers in (batch_reading.configured_helpers(), 0) if default_helpers else (0,):
+            for helpers in (default_helpers, 0) if default_helpers else (0,):
                 with Memory.open(target(f"governed{helpers}"), clock=clock, embedder=None) as mem:
                     gov_rate, counts = governed(mem, texts, args.batch, helpers)
                 rows.append((backend, helpers, raw_rate, gov_rate, counts))

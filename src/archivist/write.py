@@ -192,9 +192,8 @@ class Writer:
 
     def release(self, subject: str) -> None:
         """A held write was confirmed or is gone: its review items close."""
-        for item in self.store.review_items(self.identity):
-            if item["kind"] == HELD and subject in item["fact_ids"]:
-                self.store.resolve_review_item(self.identity, item["id"], self.now)
+        for item in self.store.review_items(self.identity, kind=HELD, naming=subject):
+            self.store.resolve_review_item(self.identity, item["id"], self.now)
 
     def _settle_contradictions(self, fact: Fact, said: str) -> None:
         """A new unkeyed fact that contradicts a live one (:func:`~archivist.pipeline.
@@ -241,9 +240,8 @@ class Writer:
 
     def _close_conflicts(self, fact_id: str) -> None:
         """A conflict a retired fact was in is settled: one side is gone."""
-        for item in self.store.review_items(self.identity):
-            if item["kind"] == "conflict" and fact_id in item["fact_ids"]:
-                self.store.resolve_review_item(self.identity, item["id"], self.now)
+        for item in self.store.review_items(self.identity, kind="conflict", naming=fact_id):
+            self.store.resolve_review_item(self.identity, item["id"], self.now)
 
     def reinforce(self, fact: Fact, *, message_id: str | None) -> Fact:
         """Restated by the user: the confirmation time moves, never the confidence."""

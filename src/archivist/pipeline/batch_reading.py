@@ -38,7 +38,7 @@ from ..model.memo import Memo, await_with
 log = logging.getLogger(__name__)
 
 MIN_SHARED = 200  # readings: a smaller batch is read here (a round trip to a helper would cost more)
-HERE_SHARE = 0.5  # of a shared batch, read here first while the helpers start on the rest
+HERE_SHARE = 0.3  # of a shared batch, read here first while the helpers start on the rest
 CHUNK = 64  # readings a helper answers at a time: the write starts on the first ones while it reads on
 MAX_HELPERS = 3
 _HEADER = struct.Struct("!Q")

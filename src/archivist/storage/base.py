@@ -263,7 +263,11 @@ class Store(BackgroundWork, ABC):
                         at: datetime) -> None: ...
 
     @abstractmethod
-    def review_items(self, identity: Identity, *, status: str = "open") -> list[ReviewItemRecord]: ...
+    def review_items(self, identity: Identity, *, status: str = "open", kind: str | None = None,
+                     naming: str | None = None) -> list[ReviewItemRecord]:
+        """The scope's review items of ``status``, oldest first; only those of ``kind``,
+        and only those naming the fact ``naming``, when given (a write that retires a
+        fact closes its items without reading the whole queue)."""
 
     @abstractmethod
     def resolve_review_item(self, identity: Identity, item_id: str, at: datetime) -> bool: ...

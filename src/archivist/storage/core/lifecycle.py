@@ -4,6 +4,7 @@ the review queue. Written once for every backend."""
 from __future__ import annotations
 
 import json
+import re
 
 from ..records import Tombstone
 from ..rows import (
@@ -101,11 +102,19 @@ class LifecycleRows(Scoped):
                         (item_id, identity.tenant, identity.user, identity.agent, kind, json.dumps(list(fact_ids)),
                          reason, self._ts(at)))
 
-    def review_items(self, identity, *, status="open"):
+    def review_items(self, identity, *, status="open", kind=None, naming=None):
         scope, params = self._scope(identity)
+        where, args = [scope, "status = ?"], [*params, status]
+        if kind is not None:
+            where.append("kind = ?")
+            args.append(kind)
+        if naming is not None:  # the id as the JSON list holds it; the match is checked exactly below
+            where.append("fact_ids LIKE ? ESCAPE '!'")
+            args.append("%" + re.sub(r"([!%_])", r"!\1", json.dumps(naming)) + "%")
         rows = self._read(identity, "SELECT id, kind, fact_ids, reason, status, created_at, resolved_at FROM review_items "
-                                    f"WHERE {scope} AND status = ? ORDER BY created_at, id", (*params, status))
-        return [review_item_from_row(r) for r in rows]
+                                    f"WHERE {' AND '.join(where)} ORDER BY created_at, id", tuple(args))
+        items = [review_item_from_row(r) for r in rows]
+        return [i for i in items if naming in i["fact_ids"]] if naming is not None else items
 
     def resolve_review_item(self, identity, item_id, at):
         scope, params = self._scope(identity)

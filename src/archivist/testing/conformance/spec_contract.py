@@ -165,6 +165,17 @@ def test_lifecycle_rows(backend):
         assert item["fact_ids"] == ["f1", "f2"] and item["status"] == "open"
         assert store.resolve_review_item(ALICE, "r1", AT) and not store.resolve_review_item(ALICE, "r1", AT)
         assert store.review_items(ALICE) == [] and store.review_items(ALICE, status="resolved")[0]["id"] == "r1"
+        # filtered by kind and by a fact the item names: exactly, whatever the id holds (LIKE's % _ and !)
+        for item_id, kind, ids in (("r2", "conflict", ["f_1", "f%2"]), ("r3", "held", ["f_1"]),
+                                   ("r4", "conflict", ["fx1", "f12"]), ("r5", "held", ['f"1!', "f1"])):
+            store.add_review_item(ALICE, item_id, kind, ids, "why", AT)
+        assert [i["id"] for i in store.review_items(ALICE, naming="f_1")] == ["r2", "r3"]
+        assert [i["id"] for i in store.review_items(ALICE, kind="conflict", naming="f_1")] == ["r2"]
+        assert [i["id"] for i in store.review_items(ALICE, naming="f%2")] == ["r2"]
+        assert [i["id"] for i in store.review_items(ALICE, naming='f"1!')] == ["r5"]
+        assert [i["id"] for i in store.review_items(ALICE, naming="f1")] == ["r5"]
+        assert [i["id"] for i in store.review_items(ALICE, kind="held")] == ["r3", "r5"]
+        assert store.review_items(ALICE, naming="f") == [] and store.review_items(Identity("t1", "bob", "coder"), naming="f_1") == []
 
 
 def test_langgraph_items_expire_touch_and_list(backend):
