@@ -71,6 +71,7 @@ def test_a_helper_killed_mid_batch_costs_time_not_a_decision(tmp_path, helpers, 
     monkeypatch.setattr(helper, "send", send_then_die)
     killed = _written(tmp_path, "killed")
     assert helper.broken and helper.proc.wait(timeout=10) == -signal.SIGKILL
+    assert helpers.start_helpers(wait=60) == 1 and helpers._pool.helpers[0] is not helper  # replaced
     monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
     helpers.close_helpers()
     clear_all()

@@ -41,6 +41,7 @@ MIN_SHARED = 200  # readings: a smaller batch is read here (a round trip to a he
 HERE_SHARE = 0.3  # of a shared batch, read here first while the helpers start on the rest
 CHUNK = 64  # readings a helper answers at a time: the write starts on the first ones while it reads on
 MAX_HELPERS = 3
+MAX_REPLACED = 3  # helpers that died, replaced per process
 _HEADER = struct.Struct("!Q")
 _READY = "ready"
 
@@ -208,26 +209,35 @@ class _Helper:
 
 
 class _Pool:
-    """The helpers of this process, started on the first large batch."""
+    """The helpers of this process, started on the first large batch. One that dies is
+    replaced, a few times at most (a helper that cannot run must not be retried forever)."""
 
     def __init__(self) -> None:
         self.helpers: list[_Helper] | None = None
         self.lock = threading.Lock()
         self.pid = os.getpid()
+        self.replaced = 0
 
     def ready(self) -> list[_Helper]:
         with self.lock:
             if self.helpers is None or self.pid != os.getpid():  # a forked child starts its own
-                self.pid = os.getpid()
-                self.helpers = []
-                try:
-                    self.helpers = [_Helper() for _ in range(configured_helpers())]
-                except (OSError, ValueError) as exc:
-                    log.warning("the gate's helper processes could not start (%s); batches are read here", exc)
-            for helper in [h for h in self.helpers if h.broken]:
+                self.pid, self.helpers, self.replaced = os.getpid(), [], 0
+                self._start(configured_helpers())
+            broken = [h for h in self.helpers if h.broken]
+            for helper in broken:
                 helper.close()
                 self.helpers.remove(helper)
+            if broken and self.replaced < MAX_REPLACED:
+                self.replaced += 1
+                self._start(len(broken))
         return [h for h in self.helpers if h.take()]
+
+    def _start(self, count: int) -> None:
+        try:
+            for _ in range(count):
+                self.helpers.append(_Helper())
+        except (OSError, ValueError) as exc:
+            log.warning("the gate's helper processes could not start (%s); batches are read here", exc)
 
     def close(self) -> None:
         with self.lock:
