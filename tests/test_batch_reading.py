@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -109,18 +110,30 @@ def test_no_helper_starts_when_they_are_turned_off(tmp_path, monkeypatch):
     assert batch_reading._pool.helpers == [] and batch_reading.answered_by_helpers() == before
 
 
-@pytest.mark.parametrize("value, expected", [("0", 0), ("2", 2), (" 3 ", 3), ("-4", 0), ("99", 16)])
+@pytest.mark.parametrize("value, expected", [("0", 0), ("1", 1), (" 1 ", 1), ("", None)])
 def test_the_number_of_helpers_is_read_from_the_environment(monkeypatch, value, expected):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
-    assert batch_reading.configured_helpers() == expected
+    assert batch_reading.configured_helpers() == (1 if expected is None else expected)
 
 
-def test_a_number_that_is_not_one_falls_back_to_the_default_with_a_warning(monkeypatch, caplog):
-    monkeypatch.delenv("ARCHIVIST_GATE_HELPERS", raising=False)
-    default = batch_reading.configured_helpers()
-    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "two")
-    assert batch_reading.configured_helpers() == default
-    assert "ARCHIVIST_GATE_HELPERS='two' is not a whole number" in caplog.text
+def test_more_helpers_than_the_cores_allow_are_not_started(monkeypatch, caplog):
+    """A helper more than the cores only takes turns with the others (and holds ~220 MB)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    for value in ("100", "99999999999999999999"):
+        monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
+        assert batch_reading.configured_helpers() == 3
+    assert "more than this machine's 4 cores allow; using 3" in caplog.text
+    monkeypatch.delenv("ARCHIVIST_GATE_HELPERS")
+    assert batch_reading.configured_helpers() == 3  # the default: one fewer than the cores, at most three
+
+
+@pytest.mark.parametrize("value", ["two", "-1", "1.5", "0x2", "٣"])
+def test_a_value_that_is_not_a_count_falls_back_to_the_default_with_a_warning(monkeypatch, caplog, value):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
+    assert batch_reading.configured_helpers() == 1
+    assert f"ARCHIVIST_GATE_HELPERS={value!r} is not a whole number of 0 or more" in caplog.text
 
 
 def test_a_memo_keeps_answers_and_seeded_answers_oldest_out():
@@ -181,3 +194,44 @@ def test_a_helper_that_cannot_start_leaves_the_batch_to_this_process(tmp_path, m
     batch_reading.close_helpers()
     clear_all()
     assert written == _written(tmp_path, "alone")
+
+
+def test_a_helper_that_stops_answering_is_given_up_on_and_ended(tmp_path, helpers, monkeypatch):
+    """A stopped (or stuck) helper costs ANSWER_WITHIN seconds, then its share is read here."""
+    clear_all()
+    monkeypatch.setattr(batch_reading, "ANSWER_WITHIN", 1.0)
+    [helper] = helpers._pool.helpers
+    os.kill(helper.proc.pid, signal.SIGSTOP)
+    stopped = _written(tmp_path, "stopped")
+    assert helper.broken and helper.proc.wait(timeout=10) == -signal.SIGKILL
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    helpers.close_helpers()
+    clear_all()
+    assert stopped == _written(tmp_path, "alone")
+
+
+def test_a_busy_helper_ends_soon_after_its_caller_is_killed(tmp_path):
+    script = tmp_path / "busy.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        from archivist import Memory
+        from archivist.pipeline import batch_reading
+        assert batch_reading.start_helpers(wait=60) == 1
+        print(batch_reading._pool.helpers[0].proc.pid, flush=True)
+        long = [{{"content": f"The user wrote note {{n}}: " + "a long careful sentence about tea. " * 300}}
+                for n in range(400)]
+        with Memory.open({str(tmp_path / "b.db")!r}, embedder=None) as mem:
+            while True:
+                mem.scope(user="u").remember_many(long)
+    """))
+    env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "1"}
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    helper = int(caller.stdout.readline())
+    time.sleep(4)  # the helper is reading its share of a batch
+    caller.kill()
+    caller.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{helper}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2], \
+        "the helper outlived its caller"

@@ -19,6 +19,7 @@ how many (default: one fewer than the cores, at most three; ``0`` turns them off
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import logging
 import os
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 MIN_SHARED = 200  # readings: a smaller batch is read here (a round trip to a helper would cost more)
 HERE_SHARE = 0.3  # of a shared batch, read here first while the helpers start on the rest
 CHUNK = 64  # readings a helper answers at a time: the write starts on the first ones while it reads on
+ANSWER_WITHIN = 20.0  # seconds for a chunk of answers; a helper that takes longer is given up on
 MAX_HELPERS = 3
 MAX_REPLACED = 3  # helpers that died, replaced per process
 _HEADER = struct.Struct("!Q")
@@ -133,16 +135,27 @@ await_with(_in_flight.wait_for)
 
 
 def configured_helpers() -> int:
-    """How many helper processes a large batch may use (``ARCHIVIST_GATE_HELPERS``)."""
+    """How many helper processes a large batch may use: ``ARCHIVIST_GATE_HELPERS``, at
+    most one fewer than the cores (more would only take turns on them), else that many
+    up to :data:`MAX_HELPERS`."""
+    cores = os.cpu_count() or 1
     raw = os.environ.get("ARCHIVIST_GATE_HELPERS", "").strip()
     if raw:
-        try:
-            return max(0, min(int(raw), 16))
-        except ValueError:
-            log.warning("ARCHIVIST_GATE_HELPERS=%r is not a whole number; using the default", raw)
+        if raw.isdecimal() and raw.isascii():
+            wanted = int(raw)
+            if wanted > cores - 1:
+                _warn_once(f"ARCHIVIST_GATE_HELPERS={raw} is more than this machine's {cores} cores allow; "
+                           f"using {cores - 1}")
+            return min(wanted, cores - 1)
+        _warn_once(f"ARCHIVIST_GATE_HELPERS={raw!r} is not a whole number of 0 or more; using the default")
     if not hasattr(select, "poll"):
         return 0
-    return max(0, min((os.cpu_count() or 1) - 1, MAX_HELPERS))
+    return max(0, min(cores - 1, MAX_HELPERS))
+
+
+@functools.lru_cache(maxsize=16)
+def _warn_once(message: str) -> None:
+    log.warning(message)
 
 
 class _Helper:
@@ -150,12 +163,12 @@ class _Helper:
 
     def __init__(self) -> None:
         package_root = str(Path(__file__).resolve().parents[2])  # the archivist this process runs
-        env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "0",
+        env = {**os.environ, "ARCHIVIST_GATE_HELPERS": "0", "ARCHIVIST_GATE_PARENT": str(os.getpid()),
                "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
         # a session of its own: a terminal's Ctrl-C stops the caller, and the helper ends when its pipe closes
         self.proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                     start_new_session=True)
+                                     start_new_session=True, bufsize=0)  # answers are read with a deadline
         self.is_ready = False
         self.broken = False
         self.lock = threading.Lock()
@@ -169,7 +182,7 @@ class _Helper:
             poll.register(self.proc.stdout, select.POLLIN)
             if poll.poll(0):  # it said it is ready, or it ended (no interpreter to run it, a crash)
                 try:
-                    self.is_ready = _read_frame(self.proc.stdout) == _READY
+                    self.is_ready = _read_frame(self.proc.stdout, within=ANSWER_WITHIN) == _READY
                 except (OSError, EOFError, pickle.UnpicklingError, struct.error):
                     self.is_ready = False
                 self.broken = not self.is_ready
@@ -189,15 +202,21 @@ class _Helper:
             return False
 
     def receive(self) -> list[Any] | None:
-        """The next chunk of answers, or ``None`` when the helper failed."""
+        """The next chunk of answers, or ``None`` when the helper failed or has not
+        answered within :data:`ANSWER_WITHIN` seconds (stopped, swapped out, stuck)."""
         try:
-            answers = _read_frame(self.proc.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError, struct.error):
+            answers = _read_frame(self.proc.stdout, within=ANSWER_WITHIN)
+        except (OSError, EOFError, TimeoutError, pickle.UnpicklingError, struct.error):
             return None
         return answers if isinstance(answers, list) and answers else None
 
     def fail(self) -> None:
+        """Given up on: it is ended (it may be alive but stopped) and replaced later."""
         self.broken = True
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
         self.release()
 
     def close(self) -> None:
@@ -282,19 +301,48 @@ def _write_frame(pipe: BinaryIO, value: Any) -> None:
     pipe.flush()
 
 
-def _read_frame(pipe: BinaryIO) -> Any:
-    header = pipe.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        raise EOFError("the pipe closed")
+def _read_frame(pipe: BinaryIO, *, within: float | None = None) -> Any:
+    """The next frame; with ``within``, ``pipe`` is unbuffered and the whole frame must
+    come within that many seconds (:class:`TimeoutError` otherwise)."""
+    header = _read_exactly(pipe, _HEADER.size, within)
     (size,) = _HEADER.unpack(header)
-    data = pipe.read(size)
-    if len(data) < size:
-        raise EOFError("the pipe closed")
-    return pickle.loads(data)  # noqa: S301 - the peer is this package's own helper, started by this process
+    return pickle.loads(_read_exactly(pipe, size, within))  # noqa: S301 - the peer is this package's own helper
+
+
+def _read_exactly(pipe: BinaryIO, size: int, within: float | None) -> bytes:
+    if within is None:
+        data = pipe.read(size)
+        if len(data) < size:
+            raise EOFError("the pipe closed")
+        return data
+    deadline, parts, got = time.monotonic() + within, [], 0
+    poll = select.poll()
+    poll.register(pipe, select.POLLIN)
+    while got < size:
+        if not poll.poll(max(0.0, deadline - time.monotonic()) * 1000):
+            raise TimeoutError(f"no answer within {within:g} s")
+        part = os.read(pipe.fileno(), size - got)
+        if not part:
+            raise EOFError("the pipe closed")
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _end_with(parent: int) -> None:
+    """Watch the parent from a thread: a busy helper whose caller ended (killed, even)
+    ends within a second, not when it next writes into the closed pipe."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="archivist-parent-watch", daemon=True).start()
 
 
 def _serve() -> None:
     """The helper's loop: read a batch of readings, answer each in order, until the pipe closes."""
+    _end_with(int(os.environ.get("ARCHIVIST_GATE_PARENT", "0")) or os.getppid())
     source, sink = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else writes to stdout (a library's notice) cannot reach the pipe
     from ..index.signatures import Signatures
