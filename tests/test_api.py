@@ -411,3 +411,24 @@ def test_rest_ingest_keeps_episodes_with_names_and_search_answers_their_kind(ser
     assert all(x["kind"] == "fact" for x in only)
     bad = c.post("/v1/users/alice/search", headers=h(keys["alice"]), json={"query": "x", "kinds": ["facts"]})
     assert bad.status_code == 422
+
+
+def test_an_unexpected_store_error_is_a_500_problem_and_its_traceback_is_logged(server, monkeypatch, caplog):
+    """The body names only the error's kind; the operator's log has the whole story."""
+    import logging
+
+    from archivist.errors import StoreError
+
+    client, keys, mem = server
+
+    def broken(*args, **kwargs):
+        raise StoreError("/secret/path/memory.db: something nobody expected")
+
+    monkeypatch.setattr(type(mem.store), "list_facts", broken)
+    with caplog.at_level(logging.ERROR, logger="archivist.server"):
+        r = client.get("/v1/users/alice/facts", headers=h(keys["alice"]))
+    assert r.status_code == 500 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["title"] == "internal error" and "/secret/path" not in r.text
+    [record] = [rec for rec in caplog.records if rec.name == "archivist.server"]
+    assert "GET /v1/users/alice/facts: StoreError" in record.getMessage() and record.exc_info
+    assert "something nobody expected" in caplog.text

@@ -159,3 +159,21 @@ def test_a_client_reads_the_503_back_as_store_unavailable():
             "detail": "the store: PostgreSQL cannot be reached now; nothing was written"}
     error = error_from(httpx.Response(503, json=body, request=httpx.Request("POST", "http://x/v1/users/a/facts")))
     assert type(error) is StoreUnavailable and isinstance(error, StoreLocked) and "cannot be reached" in str(error)
+
+
+def test_a_connection_error_without_a_sqlstate_is_unavailable_and_a_server_error_is_not(pg_dsn):
+    """A failure the server reports carries a SQLSTATE; one without is the connection
+    failing (say while a short read's BEGIN is sent): that is the server being away,
+    never a plain StoreError (a 500 over REST)."""
+    from archivist.errors import StoreError
+
+    with Memory.open(pg_dsn) as mem:
+        db = mem.store.db
+        for gone in (psycopg.OperationalError("server closed the connection unexpectedly"),
+                     psycopg.OperationalError("consuming input failed: EOF detected"),
+                     psycopg.InterfaceError("the connection is closed")):
+            assert isinstance(db.translate(gone), StoreUnavailable), gone
+        for broken_sql in (psycopg.errors.ProgramLimitExceeded("index row size exceeds maximum"),
+                           psycopg.errors.UndefinedTable('relation "x" does not exist'),
+                           psycopg.errors.SyntaxError("syntax error at or near")):
+            assert type(db.translate(broken_sql)) is StoreError, broken_sql

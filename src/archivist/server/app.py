@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 import typing
-from urllib.parse import unquote
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -26,9 +27,17 @@ from fastapi import Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..context.assemble import SECTIONS
 from ..errors import (
     ArchivistError,
     BudgetExceeded,
@@ -38,15 +47,14 @@ from ..errors import (
     InvalidCandidate,
     InvalidInput,
     ReviewItemNotFound,
-    TaskNotFound,
     StaleWrite,
     StoreConflict,
     StoreLocked,
     StoreUnavailable,
+    TaskNotFound,
     TraceNotFound,
     WriteRejected,
 )
-from ..context.assemble import SECTIONS
 from ..memory import MAX_QUERY_CHARS
 from ..model import Category, Identity, new_id
 from ..pipeline.governance import GovernanceConfig
@@ -56,6 +64,8 @@ from .inspector import INSPECTOR_CSP, INSPECTOR_HTML
 from .jobs import JobRunner
 from .keys import Principal, principal_for
 from .openapi import NDJSON, PROBLEM, complete
+
+log = logging.getLogger("archivist.server")
 
 MAX_CONTENT = GovernanceConfig().max_content_chars
 KEY_PATTERN = r"^[\w.:-]+$"  # the gate's rule (letters and digits of any script, _ . : -)
@@ -442,6 +452,8 @@ def create_app(memory: Memory, *, max_body: int = 1 << 20, extractor: Any = None
                 retry = {"Retry-After": "1"} if status == 503 else None  # busy or restarting: try again shortly
                 said = str(exc).replace(memory.store.path, "the store")  # where it lives is the server's business
                 return problem(status, title, said, request.url.path, headers=retry, **extra)
+        log.error("%s %s: %s", request.method, request.url.path, type(exc).__name__, exc_info=exc)  # the body says
+        # only the error's name; the operator needs the rest
         return problem(500, "internal error", type(exc).__name__, request.url.path)
 
     @app.exception_handler(ValueError)

@@ -166,12 +166,16 @@ class PostgresEngine(Engine):
         finally:
             self._pool.putconn(conn)
 
-    @staticmethod
-    def lost(exc: Exception, conn: Any = None) -> bool:
+    def lost(self, exc: Exception, conn: Any = None) -> bool:
         """Whether ``exc`` says the server went away (a restart, a dropped connection, a
         session ended by an administrator), not that the statement is wrong."""
-        state = getattr(exc, "sqlstate", None) or ""
-        return state.startswith("08") or state in GONE or bool(conn is not None and conn.broken)
+        state = getattr(exc, "sqlstate", None)
+        if state:
+            return state.startswith("08") or state in GONE
+        # the server answers every error it raises with a SQLSTATE: one without is the
+        # client's connection failing ("server closed the connection unexpectedly")
+        return isinstance(exc, (self.psycopg.OperationalError, self.psycopg.InterfaceError)) or \
+            bool(conn is not None and conn.broken)
 
     def translate(self, exc: Exception, conn: Any = None) -> StoreError:
         """``conn``: the connection ``exc`` came from, if any (is it broken?)."""
