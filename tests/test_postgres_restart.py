@@ -177,3 +177,25 @@ def test_a_connection_error_without_a_sqlstate_is_unavailable_and_a_server_error
                            psycopg.errors.UndefinedTable('relation "x" does not exist'),
                            psycopg.errors.SyntaxError("syntax error at or near")):
             assert type(db.translate(broken_sql)) is StoreError, broken_sql
+
+
+def test_serve_never_prints_the_password_of_its_dsn(pg_dsn, tmp_path):
+    """The banner names the store by its masked settings and hints ``--db DSN``."""
+    dsn = pg_dsn.replace("postgresql://postgres@", "postgresql://postgres:Sup3rS3cretPW@", 1)
+    assert "Sup3rS3cretPW" in dsn
+    archivist = [sys.executable, "-m", "archivist.cli"]
+    for keys in (False, True):
+        if keys:
+            made = subprocess.run([*archivist, "keys", "create", "--db", dsn, "--tenant", "t", "--user", "u"],
+                                  capture_output=True, text=True, timeout=60)
+            assert made.returncode == 0 and "Sup3rS3cretPW" not in made.stdout + made.stderr
+        port = free_port()
+        server = subprocess.Popen([*archivist, "serve", "--db", dsn, "--port", str(port), "--workers", "1"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_until_listening(port, server, timeout=60)
+        finally:
+            server.send_signal(signal.SIGINT)
+            out, err = server.communicate(timeout=30)
+        assert "Sup3rS3cretPW" not in out + err, err
+        assert ("keys list --db DSN" if keys else "keys create --db DSN") in err

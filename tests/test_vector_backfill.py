@@ -122,3 +122,27 @@ def test_mcp_embeds_a_keyword_only_store(tmp_path):
         proc.stdin.close()
         proc.wait(60)
     assert "the server embeds them in the background now" in proc.stderr.read()
+
+
+def test_a_store_that_fails_after_the_commit_costs_the_vectors_not_the_write(tmp_path, monkeypatch, caplog):
+    """The facts are committed before their vectors are written: when writing the vectors
+    fails (a database server restarting), the write still succeeds, says so in its report
+    and the log, and the missing vectors are filled in later."""
+    from archivist.errors import StoreUnavailable
+    from archivist.testing.embedders import HashEmbedder
+
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        real = type(mem.store).put_vectors
+
+        def away(*args, **kwargs):
+            raise StoreUnavailable("the database server cannot be reached now")
+
+        monkeypatch.setattr(type(mem.store), "put_vectors", away)
+        report = mem.scope(user="u").remember_many([{"content": "The user keeps bees on the roof."},
+                                                    {"content": "The user plays the cello."}])
+        assert len(report.saved) == 2 and any("vectors not written for 2 facts" in w for w in report.warnings)
+        assert "vectors of 2 committed facts not written" in caplog.text
+        assert {f.content for f in mem.scope(user="u").facts()} == {"The user keeps bees on the roof.",
+                                                                    "The user plays the cello."}
+        monkeypatch.setattr(type(mem.store), "put_vectors", real)
+        assert mem.embed_missing() == 2

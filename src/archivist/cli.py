@@ -108,7 +108,7 @@ def _note_unembedded(mem: Any, *, in_background: bool = False) -> None:
     ``in_background``: a server that embeds them itself (serve, mcp)."""
     if mem.embedder is not None and mem.store.facts_without_vectors(limit=1):
         then = ("the server embeds them in the background now" if in_background else
-                f"embed them with archivist reindex --missing-vectors --db {mem.store.path}")
+                f"embed them with archivist reindex --missing-vectors --db {_db_hint(mem.store.path)}")
         err.print(f"note: some facts have no vectors yet, so only their words can find them; {then}",
                   style="yellow", markup=False, soft_wrap=True)
 
@@ -952,6 +952,14 @@ def export_cmd(
             raise InvalidInput(f"unknown format {fmt!r}; use jsonl or markdown")
 
 
+def _db_hint(path: Any) -> str:
+    """The store as a hint to type: a file's path, never a DSN (it may hold a password)."""
+    from .storage import is_dsn
+
+    text = str(path)  # a PostgreSQL store names itself by its connection settings, password masked
+    return "DSN" if is_dsn(text) or "dbname=" in text else text
+
+
 @app.command("import")
 def import_cmd(
     source: Annotated[Path, typer.Argument(help="A JSONL export, a directory of cards, or a DeerFlow memory root.")],
@@ -1065,7 +1073,7 @@ def keys_list(db: DbOption = None, as_json: JsonOption = False) -> None:
         _print_json(keys)
         return
     if not keys:
-        out.print(f"no active keys in {mem.store.path}: create one with archivist keys create --db {mem.store.path} "
+        out.print(f"no active keys in {mem.store.path}: create one with archivist keys create --db {_db_hint(mem.store.path)} "
                   "--tenant T --user U", markup=False)
         return
     table = Table("id", "tenant", "users", "agents", "role", "label", "created")
@@ -1121,10 +1129,11 @@ def serve(
     _announce(mem.store)
     keys = len(mem.store.api_keys())
     if keys:
-        err.print(f"{keys} active API key{'s' if keys > 1 else ''} (archivist keys list --db {path})", markup=False)
+        err.print(f"{keys} active API key{'s' if keys > 1 else ''} (archivist keys list --db {_db_hint(path)})",
+                  markup=False)
     else:
         err.print(f"warning: {mem.store.path} has no API keys, so every request will get 401; create one with "
-                  f"archivist keys create --db {path} --tenant T --user U", style="yellow", markup=False)
+                  f"archivist keys create --db {_db_hint(path)} --tenant T --user U", style="yellow", markup=False)
     _note_unembedded(mem, in_background=True)
     err.print(f"extraction: {getattr(engine, 'name', 'rules (offline)')}", markup=False, highlight=False)
     err.print(f"archivist serving {mem.store.path} on http://{host}:{port} with {workers} worker"

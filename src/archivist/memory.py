@@ -11,6 +11,7 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import unicodedata
@@ -34,6 +35,7 @@ from .errors import (
     InvalidCandidate,
     InvalidInput,
     ReviewItemNotFound,
+    StoreError,
     TraceNotFound,
     WriteRejected,
 )
@@ -98,6 +100,8 @@ from .storage.base import Store
 from .storage.records import GraphItemRow
 from .tokens import TokenCounter, default_counter
 from .write import Writer
+
+log = logging.getLogger("archivist")
 
 
 def _turn_problem(raw: dict[str, Any], refuses: Callable[[str], bool]) -> Rejection | None:
@@ -357,15 +361,19 @@ class Memory:
                       before_commit=settle_profile)
 
     def _after_write(self, facts: Sequence[Fact], warnings: list[str] | None = None) -> None:
-        """Vectors are derived: a write never fails because the embedder did. Facts left
-        without a vector are listed in the report and filled in by :meth:`Memory.embed_missing`
-        (``archivist reindex --missing-vectors``)."""
+        """Vectors are derived: a write that committed never fails because the embedder,
+        or the store writing its vectors after the commit (a server restarting), did.
+        Facts left without a vector are listed in the report and filled in by
+        :meth:`Memory.embed_missing` (``archivist reindex --missing-vectors``; a server
+        does it in the background)."""
         committed = [f for f in facts if f.status in INDEXED]
         if self.embedder is None or not committed:
             return
         try:
             self.embed_facts(committed)
-        except EmbedderError as exc:
+        except (EmbedderError, StoreError) as exc:
+            if isinstance(exc, StoreError):
+                log.warning("vectors of %d committed facts not written: %s", len(committed), exc)
             if warnings is not None:
                 warnings.append(f"vectors not written for {len(committed)} facts: {exc}")
 
