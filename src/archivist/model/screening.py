@@ -74,6 +74,25 @@ def _latin(ch: str) -> str:
     return named.group(1).lower() if named else ch
 
 
+@functools.lru_cache(maxsize=4096)
+def _ascii_twin(ch: str) -> str:
+    """The ASCII letter TR39 says a non-ASCII Latin letter is confused with (ɡ → g, ı → i,
+    ɑ → a), else ``ch``. Only for a view the word checks read: unlike another script's
+    look-alike, such a letter is ordinary writing in some language (Turkish ı), so it is
+    not a disguise."""
+    if ch.isascii() or not ch.isalpha() or _is_cjk_or_kana(ch):
+        return ch
+    from confusable_homoglyphs import confusables
+
+    try:
+        found = confusables.is_confusable(ch, greedy=True) or []
+    except (KeyError, TypeError):
+        return ch
+    twins = {g["c"].lower() for entry in found for g in entry.get("homoglyphs", ())
+             if len(g.get("c", "")) == 1 and g["c"].isascii() and g["c"].isalpha()}
+    return twins.pop() if len(twins) == 1 else ch
+
+
 def _is_cjk_or_kana(ch: str) -> bool:
     o = ord(ch)
     return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o
@@ -150,6 +169,10 @@ def screening_form(text: str) -> Screened:
         disguises.add("letter_spacing")  # Chinese is often typed with spaces; spaced Latin letters are not
     folded = _SPACES.sub(" ", simplified(spaced).casefold()).strip()
     views = [folded]
+    if not folded.isascii():  # "iɡnore" (a Latin script g): a look-alike in Latin's own script, read as ASCII
+        twins = "".join(_ascii_twin(c) for c in folded)
+        if twins != folded:
+            views.append(twins)
     backwards = folded[::-1]  # ".tops eht no detnarg si…": written backwards, read forwards
     if len(folded) >= 12 and _english_words(backwards) >= _english_words(folded) + 2:
         disguises.add("reversed")
