@@ -112,14 +112,14 @@ def test_no_helper_starts_when_they_are_turned_off(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value, expected", [("0", 0), ("1", 1), (" 1 ", 1), ("", None)])
 def test_the_number_of_helpers_is_read_from_the_environment(monkeypatch, value, expected):
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(batch_reading, "_cores", lambda: 2)
     monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
     assert batch_reading.configured_helpers() == (1 if expected is None else expected)
 
 
 def test_more_helpers_than_the_cores_allow_are_not_started(monkeypatch, caplog):
     """A helper more than the cores only takes turns with the others (and holds ~220 MB)."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(batch_reading, "_cores", lambda: 4)
     for value in ("100", "99999999999999999999"):
         monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
         assert batch_reading.configured_helpers() == 3
@@ -130,7 +130,7 @@ def test_more_helpers_than_the_cores_allow_are_not_started(monkeypatch, caplog):
 
 @pytest.mark.parametrize("value", ["two", "-1", "1.5", "0x2", "٣"])
 def test_a_value_that_is_not_a_count_falls_back_to_the_default_with_a_warning(monkeypatch, caplog, value):
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(batch_reading, "_cores", lambda: 2)
     monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", value)
     assert batch_reading.configured_helpers() == 1
     assert f"ARCHIVIST_GATE_HELPERS={value!r} is not a whole number of 0 or more" in caplog.text
@@ -235,3 +235,14 @@ def test_a_busy_helper_ends_soon_after_its_caller_is_killed(tmp_path):
         time.sleep(0.1)
     assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2], \
         "the helper outlived its caller"
+
+
+def test_the_cores_are_those_the_process_may_run_on(tmp_path):
+    """Under ``taskset -c 0`` a process has one core: no helper."""
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("this platform has no CPU affinity (os.sched_getaffinity)")
+    code = "from archivist.pipeline import batch_reading as b; print(b.configured_helpers())"
+    env = {k: v for k, v in os.environ.items() if k != "ARCHIVIST_GATE_HELPERS"}
+    one = subprocess.run([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{0}}); {code}"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert one.stdout.strip() == "0", one.stderr

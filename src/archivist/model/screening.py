@@ -29,6 +29,10 @@ from dataclasses import dataclass
 
 from .folding import sanitize, simplified
 
+# a Latin letter named after the ASCII one it is drawn from: "LATIN SMALL LETTER O WITH
+# STROKE", "… BARRED O", "… OPEN E", "… S WITH HOOK", "… U BAR"
+_DRAWN_AS = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |BARRED |OPEN |SCRIPT |DOTLESS |LONG |"
+                       r"TURNED |REVERSED )?([A-Z])(?: WITH [A-Z ]+| BAR)?$")
 _NAMED = re.compile(r"^LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |SMALL |CAPITAL )?([A-Z])$")
 _LETTER_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·*•/]){3,}[^\W\d_](?![^\W\d_])")
 _IN_WORD = re.compile(r"(?<=[^\W\d_])[\-.·•](?=[^\W\d_])")  # not apostrophes: "i'm" stays a speaker
@@ -87,10 +91,13 @@ def _ascii_twin(ch: str) -> str:
     try:
         found = confusables.is_confusable(ch, greedy=True) or []
     except (KeyError, TypeError):
-        return ch
+        found = []
     twins = {g["c"].lower() for entry in found for g in entry.get("homoglyphs", ())
              if len(g.get("c", "")) == 1 and g["c"].isascii() and g["c"].isalpha()}
-    return twins.pop() if len(twins) == 1 else ch
+    if len(twins) == 1:
+        return twins.pop()
+    drawn = _DRAWN_AS.match(unicodedata.name(ch, ""))  # ø, ɵ, ɛ, ǥ, ʂ, ɗ: a letter with a stroke, bar or hook
+    return drawn.group(1).lower() if drawn else ch
 
 
 def _is_cjk_or_kana(ch: str) -> bool:

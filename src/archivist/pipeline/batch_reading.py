@@ -138,7 +138,7 @@ def configured_helpers() -> int:
     """How many helper processes a large batch may use: ``ARCHIVIST_GATE_HELPERS``, at
     most one fewer than the cores (more would only take turns on them), else that many
     up to :data:`MAX_HELPERS`."""
-    cores = os.cpu_count() or 1
+    cores = _cores()
     raw = os.environ.get("ARCHIVIST_GATE_HELPERS", "").strip()
     if raw:
         if raw.isdecimal() and raw.isascii():
@@ -151,6 +151,14 @@ def configured_helpers() -> int:
     if not hasattr(select, "poll"):
         return 0
     return max(0, min(cores - 1, MAX_HELPERS))
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. under ``taskset``)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 @functools.lru_cache(maxsize=16)
@@ -225,6 +233,8 @@ class _Helper:
             self.proc.wait(timeout=2)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+        finally:
+            self.proc.stdout.close()
 
 
 class _Pool:
