@@ -259,15 +259,11 @@ class Store(BackgroundWork, ABC):
         """The scope's consolidation runs, newest first: id, started_at, trigger, plan."""
 
     @abstractmethod
-    def add_review_item(self, identity: Identity, item_id: str, kind: str, fact_ids: Sequence[str], reason: str,
-                        at: datetime) -> None: ...
+    def add_review_item(self, identity: Identity, item_id: str, kind: str, fact_ids: Sequence[str], reason: str, at: datetime) -> None: ...
 
     @abstractmethod
     def review_items(self, identity: Identity, *, status: str = "open", kind: str | None = None,
-                     naming: str | None = None) -> list[ReviewItemRecord]:
-        """The scope's review items of ``status``, oldest first; only those of ``kind``,
-        and only those naming the fact ``naming``, when given (a write that retires a
-        fact closes its items without reading the whole queue)."""
+                     naming: str | None = None) -> list[ReviewItemRecord]: ...  # oldest first; only of kind, naming a fact
 
     @abstractmethod
     def resolve_review_item(self, identity: Identity, item_id: str, at: datetime) -> bool: ...
