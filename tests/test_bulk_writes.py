@@ -9,6 +9,7 @@ import pytest
 
 from archivist import FixedClock, Memory
 from archivist.model import Status
+from archivist.testing.postgres import drop_database
 
 T0 = "2026-01-01T00:00:00+00:00"
 
@@ -67,12 +68,33 @@ def _outcomes(report) -> list:
             sorted(why.code for _, why in report.rejected), sorted(why.code for _, why in report.held)]
 
 
-@pytest.fixture
-def stores(tmp_path):
-    made = []
+def _same_as_one_at_a_time(whole: Memory, single: Memory, items: list) -> None:
+    """``items`` as one batch into ``whole`` and one per call into ``single``: the same outcomes and state."""
+    batch = whole.scope(user="u").remember_many(items)
+    totals = [0, 0, 0, 0, [], []]
+    for item in items:
+        for i, value in enumerate(_outcomes(single.scope(user="u").remember_many([item]))):
+            totals[i] = sorted(totals[i] + value) if isinstance(value, list) else totals[i] + value
+    assert _outcomes(batch) == totals
+    assert _state(whole) == _state(single)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stores(request, tmp_path):
+    """Memories holding BEFORE, on one backend. A batch reads what its decisions look up
+    in a few queries and keeps it current as it writes (``Writer.look_ahead``); one item
+    at a time reads the store afresh: these tests compare the two."""
+    made, dsns = [], []
 
     def make(name: str) -> Memory:
-        mem = Memory.open(tmp_path / f"{name}.db", clock=FixedClock(T0))
+        if request.param == "sqlite":
+            target = str(tmp_path / f"{name}.db")
+        else:
+            from pg import postgres_or_skip
+
+            target = postgres_or_skip()
+            dsns.append(target)
+        mem = Memory.open(target, clock=FixedClock(T0), embedder=None)
         mem.scope(user="u").remember_many(BEFORE)
         made.append(mem)
         return mem
@@ -80,17 +102,13 @@ def stores(tmp_path):
     yield make
     for mem in made:
         mem.close()
+    for dsn in dsns:
+        drop_database(dsn)
 
 
 def test_a_mixed_batch_decides_as_one_item_at_a_time(stores):
     whole, single = stores("whole"), stores("single")
-    batch = whole.scope(user="u").remember_many(MIXED)
-    totals = [0, 0, 0, 0, [], []]
-    for item in MIXED:
-        for i, value in enumerate(_outcomes(single.scope(user="u").remember_many([item]))):
-            totals[i] = sorted(totals[i] + value) if isinstance(value, list) else totals[i] + value
-    assert _outcomes(batch) == totals
-    assert _state(whole) == _state(single)
+    _same_as_one_at_a_time(whole, single, MIXED)
     facts, audit, reviews = _state(whole)
     kept = {content for content, status, *_ in facts if status == "committed"}
     assert {"The user reads 20 pages before bed.", "The user reads 30 pages before bed.",
@@ -106,6 +124,36 @@ def test_a_mixed_batch_decides_as_one_item_at_a_time(stores):
                          ("用户不喜欢喝咖啡。", "用户喜欢喝咖啡。")}
     assert [code for kind, code, _ in reviews if kind == "held"] == ["held_language"]
     assert ("Пользователь любит чай по утрам.", "candidate") in {(content, status) for content, status, *_ in facts}
+
+
+AGAIN = [  # a batch that meets itself and the store's history
+    {"content": "The user lives in Lisbon with two cats."},
+    {"content": "The user lives in Lisbon with two cats."},  # the same, twice in one batch
+    {"content": "The user drinks green tea every morning."},  # forgotten before: said again on purpose
+    {"content": "The user likes coffee.", "source_type": "inferred", "kind": "inference"},  # forgotten, inferred
+    {"content": "The user's editor is Emacs.", "key": "editor"},
+    {"content": "The user's editor is Emacs.", "key": "editor"},
+    {"content": "The user's editor is Vim.", "key": "editor"},  # back again: the third version
+    {"content": "The user has a meeting at 9.", "valid_until": "2025-12-31T00:00:00+00:00"},  # expired already
+    {"content": "The user has a meeting at 9."},  # not a duplicate of an expired fact
+    {"content": "The user likes tea."},
+    {"content": "The user no longer likes tea."},  # retires the one just written
+    {"content": "The user likes tea."},  # and back: a new fact, not a duplicate of the retired one
+]
+
+
+def test_a_batch_that_restates_retires_and_forgets_decides_as_one_at_a_time(stores):
+    whole, single = stores("whole"), stores("single")
+    for mem in (whole, single):
+        scope = mem.scope(user="u")
+        for fact in scope.facts():  # forget two of BEFORE: their tombstones are read with the batch
+            if fact.content in ("The user drinks green tea every morning.", "The user likes coffee."):
+                scope.forget(fact.id)
+    _same_as_one_at_a_time(whole, single, AGAIN)
+    facts = _state(whole)[0]
+    assert ("The user drinks green tea every morning.", "committed") in {(c, s) for c, s, *_ in facts}
+    assert "The user likes coffee." not in {c for c, s, *_ in facts if s in ("committed", "candidate")}
+    assert [v for c, s, k, v, _ in facts if k == "editor" and s == "committed"] == [3]
 
 
 def test_duplicates_are_found_however_many_facts_the_scope_holds(tmp_path):

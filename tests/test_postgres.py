@@ -11,7 +11,6 @@ import time
 import httpx
 import psycopg
 import pytest
-
 from conftest import attempted
 
 from archivist import FixedClock, Memory
@@ -290,3 +289,32 @@ def test_keyword_search_reads_a_small_scope_whole_and_a_large_one_through_the_te
     assert scanned == indexed
     assert all(scanned[:5]) and scanned[5] == []
     assert {i for hits in scanned for i, _ in hits} <= alices  # bob's facts match too, and are never read
+
+
+def test_writes_that_wait_for_a_pipeline_are_read_back_fail_whole_and_keep_each_users_order(pg_dsn):
+    """A fact's row, keyword entry and review item wait in the transaction and go to the
+    server together (``Engine.write_later``): a read in the transaction sees them, a
+    failing one fails the whole transaction with the store's error, and ``seq`` (taken in
+    blocks) still follows the order a user's rows were written in."""
+    from archivist.errors import StoreConflict
+
+    with Memory.open(pg_dsn, clock=FixedClock(T0), embedder=None) as mem:
+        store, alice = mem.store, mem.scope(user="alice")
+        fact = alice.remember("The user keeps bees.")
+        with store.transaction():
+            store.insert_fact(fact.evolve(id="pending-1", content="The user keeps two hives."))
+            assert store.get_fact(alice.identity, "pending-1") is not None  # read in the same transaction
+            assert [m.fact.id for m in store.keyword_search(alice.identity, ["hives"], limit=5, live_at=fact.created_at)] \
+                == ["pending-1"]
+        with pytest.raises(StoreConflict):
+            with store.transaction():
+                store.insert_fact(fact.evolve(id="pending-2", content="The user keeps three hives."))
+                store.insert_fact(fact.evolve(content="The same id again."))  # fails when the pipeline is sent
+        assert store.get_fact(alice.identity, "pending-2") is None  # nothing of that transaction
+        for turn, user in enumerate(("alice", "bob", "alice", "bob")):  # interleaved transactions of two users
+            mem.scope(user=user).remember_many([{"content": f"{user} wrote note {turn}.{n}."} for n in range(3)])
+        with psycopg.connect(pg_dsn) as conn:
+            for user, turns in (("alice", (0, 2)), ("bob", (1, 3))):
+                rows = conn.execute("SELECT content FROM facts WHERE user_id = %s AND content LIKE %s ORDER BY seq",
+                                    (user, f"{user} wrote note%")).fetchall()
+                assert [r[0] for r in rows] == [f"{user} wrote note {t}.{n}." for t in turns for n in range(3)]

@@ -1113,6 +1113,7 @@ class MemoryScope(_ContextMixin):
 
     def _commit(self, w: Writer, items, report: ApplyReport, *, evidence: FilterResult | None, extractor,
                 dedupe: bool = True) -> None:
+        w.look_ahead([cand for _, cand, _, _ in items if isinstance(cand, Candidate)])
         for raw, cand, thread_id, when in items:
             if isinstance(cand, Rejection):  # failed validation
                 report.rejected.append((raw, cand))

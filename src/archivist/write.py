@@ -16,10 +16,20 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from .model import AuditEntry, Fact, FactScope, Identity, ProfileSection, Provenance, Status, content_hash, new_id
-from .model.attributes import group_keys
 from .index.signatures import Signatures
 from .index.text import query_terms
+from .model import (
+    AuditEntry,
+    Fact,
+    FactScope,
+    Identity,
+    ProfileSection,
+    Provenance,
+    Status,
+    content_hash,
+    new_id,
+)
+from .model.attributes import group_keys
 from .pipeline.contradictions import contradicts, exclusive, states_change
 from .pipeline.filtering import FilterResult
 from .pipeline.governance import (
@@ -62,6 +72,14 @@ class Writer:
         self.committed: list[Fact] = []  # what the derived indexes need once the unit commits
         self._audit: list[tuple[Identity, AuditEntry]] = []
         self._tx: Any = None
+        self._ahead: _Lookahead | None = None
+
+    def look_ahead(self, cands: Sequence[Candidate]) -> None:
+        """Read what deciding ``cands`` will look up — the facts sharing a signature with
+        any of them, and which of their texts were forgotten — in two queries, not a few
+        per candidate (each a round trip to a server). Inside the unit of work only."""
+        if len(cands) > 1 and self._tx is not None:
+            self._ahead = _Lookahead(self.store, self.identity, self.now, cands)
 
     def __enter__(self) -> Writer:
         self._tx = self.store.transaction()
@@ -98,9 +116,11 @@ class Writer:
         if not decision.accepted:
             return decision
         cand = decision.candidate or cand
-        if self.store.is_tombstoned(self.identity, cand.content_hash):
+        if self._is_tombstoned(cand.content_hash):
             if cand.source_type.value == "explicit" or cand.explicit:
                 self.store.lift_tombstone(self.identity, cand.content_hash)  # said again, on purpose
+                if self._ahead is not None:
+                    self._ahead.tombstoned.discard(cand.content_hash)
             else:
                 return forgotten(cand)
         settled = compare(cand, decision, self._known(cand, dedupe))
@@ -147,8 +167,32 @@ class Writer:
         text or its meaning signature (:mod:`archivist.index.signatures`), the same folded
         text first."""
         sig = Signatures.of(cand.content)
-        found = self.store.find_by_signatures(self.identity, text=[sig.text], meaning=[sig.meaning], live_at=self.now)
+        found = self._find(text=[sig.text], meaning=[sig.meaning])
         return sorted(found, key=lambda f: content_hash(f.content) != cand.content_hash)
+
+    def _find(self, *, text=(), meaning=(), core=(), statuses=(Status.COMMITTED, Status.CANDIDATE)) -> list[Fact]:
+        """``Store.find_by_signatures`` at this unit's time: from the batch's look-ahead
+        when it holds the answer."""
+        found = self._ahead.find(text, meaning, core, statuses) if self._ahead is not None else None
+        if found is None:
+            found = self.store.find_by_signatures(self.identity, text=text, meaning=meaning, core=core,
+                                                  live_at=self.now, statuses=statuses)
+        return found
+
+    def _is_tombstoned(self, digest: str) -> bool:
+        if self._ahead is not None and digest in self._ahead.hashes:
+            return digest in self._ahead.tombstoned
+        return self.store.is_tombstoned(self.identity, digest)
+
+    def _insert(self, fact: Fact) -> None:
+        self.store.insert_fact(fact)
+        if self._ahead is not None:
+            self._ahead.inserted(fact)
+
+    def _update(self, fact: Fact) -> None:
+        self.store.update_fact(fact)
+        if self._ahead is not None and not self._ahead.updated(fact):
+            self._ahead = None  # a fact it did not read now matches: the store answers from here on
 
     def _search(self, text: str, limit: int) -> list:
         terms = query_terms(text)
@@ -171,11 +215,11 @@ class Writer:
             fact = self._build(c, decision, thread_id, extractor, when or self.now)
             if decision.action is Action.SUPERSEDE:
                 for old in (decision.existing, *decision.retires):
-                    self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
+                    self._update(old.retired(Status.SUPERSEDED, self.now, valid_to=fact.valid_from))
                     self._close_conflicts(old.id)
                     if old.status is Status.CANDIDATE:  # a held candidate stated as a fact leaves the review queue
                         self.release(old.id)
-            self.store.insert_fact(fact)
+            self._insert(fact)
             if fact.status is Status.COMMITTED:
                 self.committed.append(fact)
         self._log(_entry(self.now, decision, c, fact))
@@ -201,8 +245,7 @@ class Writer:
         it retires the old one; otherwise both stay, marked disputed, and the pair goes to
         the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it)."""
         core = Signatures.of(fact.content).core  # a contradiction by polarity shares the statement's core
-        near = self.store.find_by_signatures(self.identity, core=[core], live_at=self.now,
-                                             statuses=(Status.COMMITTED,)) if core is not None else []
+        near = self._find(core=[core], statuses=(Status.COMMITTED,)) if core is not None else []
         if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
             near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
         seen: set[str] = set()
@@ -232,7 +275,7 @@ class Writer:
     def retire(self, fact: Fact, status: Status, *, code: str, reason: str, valid_to: datetime | None = None,
                message_id: str | None = None, action: str = "retire", keep_text: bool = True) -> Fact:
         retired = fact.retired(status, self.now, valid_to=valid_to)
-        self.store.update_fact(retired)
+        self._update(retired)
         self._close_conflicts(fact.id)
         self._log(AuditEntry(self.now, action, code, reason, fact.id, content_hash(fact.content),
                              fact.content if keep_text else None, message_id), fact.identity)
@@ -246,7 +289,7 @@ class Writer:
     def reinforce(self, fact: Fact, *, message_id: str | None) -> Fact:
         """Restated by the user: the confirmation time moves, never the confidence."""
         updated = fact.evolve(last_confirmed_at=self.now, updated_at=self.now)
-        self.store.update_fact(updated)
+        self._update(updated)
         self._log(AuditEntry(self.now, "reinforce", "restated", "restated by the user; confidence unchanged",
                              fact.id, content_hash(fact.content), None, message_id), fact.identity)
         return updated
@@ -259,12 +302,12 @@ class Writer:
             old = next((f for f in self._live_keyed([fact.key]) if f.identity.project == fact.identity.project
                         and f.id != fact.id), None)
             if old is not None:
-                self.store.update_fact(old.retired(Status.SUPERSEDED, self.now, valid_to=self.now))
+                self._update(old.retired(Status.SUPERSEDED, self.now, valid_to=self.now))
                 version, supersedes = old.version + 1, old.id
         updated = fact.evolve(status=Status.COMMITTED, confidence=confidence, last_confirmed_at=self.now,
                               updated_at=self.now, version=version, supersedes=supersedes,
                               recorded_at=fact.recorded_at or self.now)
-        self.store.update_fact(updated)
+        self._update(updated)
         self.committed.append(updated)
         self.release(fact.id)
         self._log(AuditEntry(self.now, "confirm", "confirmed", "explicitly confirmed by the user", fact.id,
@@ -273,11 +316,11 @@ class Writer:
 
     def relink(self, fact: Fact, *, supersedes: str, version: int) -> None:
         """Make ``fact`` the next version of ``supersedes`` (consolidation's supersede)."""
-        self.store.update_fact(fact.evolve(supersedes=supersedes, version=version, updated_at=self.now))
+        self._update(fact.evolve(supersedes=supersedes, version=version, updated_at=self.now))
 
     def restore(self, fact: Fact, *, code: str = "imported", reason: str = "restored from an import") -> None:
         """Insert a fact an import already passed through the gate, as it was exported."""
-        self.store.insert_fact(fact)
+        self._insert(fact)
         if fact.status is Status.COMMITTED:
             self.committed.append(fact)
         unsure = held_reason(fact) if fact.status is Status.CANDIDATE else None
@@ -308,7 +351,7 @@ class Writer:
                     not self.store.is_tombstoned(e.identity, content_hash(e.content)):
                 known.add(e.id)
                 said.add((e.identity, e.provenance.message_id, e.content))
-                self.store.insert_fact(e)
+                self._insert(e)
                 fresh.append(e)
         self.committed.extend(fresh)
         return fresh
@@ -342,6 +385,64 @@ class Writer:
             version=old.version + 1 if old else 1, supersedes=old.id if old else None, context=c.context,
             valid_from=when, recorded_at=self.now if status is Status.COMMITTED else None,
         )
+
+
+class _Lookahead:
+    """A batch's look-ups, read once: the live facts and candidates sharing a text, meaning
+    or core signature with any of the batch, and which of its texts were forgotten. The
+    writer tells it every fact it writes, so it answers a look-up it covers exactly as the
+    store would at that moment (the same facts, newest first); one it does not cover goes
+    to the store."""
+
+    _KINDS = ("text", "meaning", "core")
+    _NEW = 1 << 62  # rows written by this unit come after every row read
+
+    def __init__(self, store: Store, identity: Identity, now: datetime, cands: Sequence[Candidate]) -> None:
+        sigs = [Signatures.of(c.content) for c in cands]
+        self.identity, self.now = identity, now
+        self.covered = tuple({getattr(s, kind) for s in sigs} - {None} for kind in self._KINDS)
+        text, meaning, core = self.covered
+        found = store.find_by_signatures(identity, text=text, meaning=meaning, core=core, live_at=now) \
+            if text or meaning or core else []
+        self.rows: dict[str, tuple[Fact, int]] = {}
+        self.by: tuple[dict[int, set[str]], ...] = ({}, {}, {})  # signature → fact ids, per kind
+        for i, fact in enumerate(found):  # the store's order is newest first (created_at, then seq)
+            self._add(fact, len(found) - i)  # the rank stands for seq
+        self.written = 0
+        self.hashes = {c.content_hash for c in cands}
+        self.tombstoned = store.tombstoned(identity, self.hashes)
+
+    def _add(self, fact: Fact, rank: int) -> None:
+        self.rows[fact.id] = (fact, rank)
+        for index, key in zip(self.by, Signatures.of(fact.content)):
+            if key is not None:
+                index.setdefault(key, set()).add(fact.id)
+
+    def find(self, text: Sequence, meaning: Sequence, core: Sequence, statuses: Sequence[Status]) -> list[Fact] | None:
+        asked = tuple({k for k in keys if k is not None} for keys in (text, meaning, core))
+        if not set(statuses) <= {Status.COMMITTED, Status.CANDIDATE} or \
+                any(not keys <= covered for keys, covered in zip(asked, self.covered)):
+            return None
+        ids = {i for keys, index in zip(asked, self.by) for key in keys for i in index.get(key, ())}
+        hits = [self.rows[i] for i in ids]
+        hits = [(f, rank) for f, rank in hits
+                if f.status in statuses and (f.valid_until is None or f.valid_until > self.now)]
+        return [f for f, _ in sorted(hits, key=lambda hit: (hit[0].created_at, hit[1]), reverse=True)]
+
+    def inserted(self, fact: Fact) -> None:
+        i, mine = fact.identity, self.identity  # a row the scope sees: its own, outside every project or in its own
+        if fact.status in (Status.COMMITTED, Status.CANDIDATE) and (i.tenant, i.user, i.agent) == \
+                (mine.tenant, mine.user, mine.agent) and i.project in (None, mine.project):
+            self.written += 1
+            self._add(fact, self._NEW + self.written)
+
+    def updated(self, fact: Fact) -> bool:
+        """Take in an updated row; False when it is one this look-ahead never read but may now cover."""
+        if fact.id in self.rows:
+            self.rows[fact.id] = (fact, self.rows[fact.id][1])
+            return True
+        return fact.status not in (Status.COMMITTED, Status.CANDIDATE) or \
+            not any(key in covered for key, covered in zip(Signatures.of(fact.content), self.covered))
 
 
 def _entry(now: datetime, d: Decision, c: Candidate, fact: Fact | None) -> AuditEntry:

@@ -13,7 +13,7 @@ an exception inside the block rolls everything back.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -94,17 +94,9 @@ class Store(BackgroundWork, ABC):
 
     @abstractmethod
     def list_facts(
-        self,
-        identity: Identity,
-        *,
-        statuses: Sequence[Status] = (Status.COMMITTED,),
-        key: str | None = None,
-        live_at: datetime | None = None,
-        limit: int | None = None,
-        category: Category | str | None = None,
-        expired_at: datetime | None = None,
-        message_ids: Sequence[str] | None = None,
-        thread_id: str | None = None,
+        self, identity: Identity, *, statuses: Sequence[Status] = (Status.COMMITTED,), key: str | None = None,
+        live_at: datetime | None = None, limit: int | None = None, category: Category | str | None = None,
+        expired_at: datetime | None = None, message_ids: Sequence[str] | None = None, thread_id: str | None = None,
     ) -> list[Fact]:
         """Facts of the scope, newest first; ``live_at`` drops those expired by then,
         ``expired_at`` keeps only those whose validity ended by then, ``category`` keeps
@@ -270,8 +262,11 @@ class Store(BackgroundWork, ABC):
 
     # -- forgetting ---------------------------------------------------------------
     @abstractmethod
+    def tombstoned(self, identity: Identity, hashes: Iterable[str]) -> set[str]:
+        """Which of ``hashes`` are of content forgotten in the scope."""
+
     def is_tombstoned(self, identity: Identity, content_hash: str) -> bool:
-        """Whether content with this hash was forgotten in the scope."""
+        return content_hash in self.tombstoned(identity, [content_hash])
 
     @abstractmethod
     def lift_tombstone(self, identity: Identity, content_hash: str) -> None: ...

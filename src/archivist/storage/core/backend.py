@@ -127,6 +127,12 @@ class Engine(ABC):
     def write_many(self, who: Access, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """Run ``sql`` once per row; the rows changed."""
 
+    def write_later(self, who: Access, sql: str, params: Sequence[Any] = ()) -> None:
+        """A write whose result no one reads: it may wait and go to a server with those
+        after it, but it runs before any later statement of the transaction, and a failure
+        fails the transaction. In process, it runs now."""
+        self.write(who, sql, params)
+
     @abstractmethod
     def after_commit(self, action: Callable[[], None]) -> None:
         """Run ``action`` once the open transaction commits (dropped if it rolls back)."""

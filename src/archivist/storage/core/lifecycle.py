@@ -53,10 +53,14 @@ class LifecycleRows(Scoped):
         return self._write(identity, "INSERT INTO tombstones VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                            (identity.tenant, identity.user, identity.agent, content_hash, self._ts(at))).rowcount
 
-    def is_tombstoned(self, identity, content_hash):
+    def tombstoned(self, identity, hashes):
         scope, params = self._scope(identity)
-        return bool(self._read(identity, f"SELECT 1 FROM tombstones WHERE {scope} AND content_hash = ?",
-                               (*params, content_hash)))
+        hashes, found = sorted(set(hashes)), set()
+        for start in range(0, len(hashes), 500):
+            cond, values = self.sql.in_list("content_hash", hashes[start:start + 500])
+            found |= {r[0] for r in self._read(identity, f"SELECT content_hash FROM tombstones WHERE {scope} AND {cond}",
+                                               (*params, *values))}
+        return found
 
     def lift_tombstone(self, identity, content_hash):
         scope, params = self._scope(identity)
@@ -97,7 +101,7 @@ class LifecycleRows(Scoped):
     def add_review_item(self, identity, item_id, kind, fact_ids, reason, at):
         self._ids(item_id)
         with self.transaction():
-            self._write(identity, "INSERT INTO review_items (id, tenant, user_id, agent, kind, fact_ids, reason, "
+            self._write_later(identity, "INSERT INTO review_items (id, tenant, user_id, agent, kind, fact_ids, reason, "
                                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (item_id, identity.tenant, identity.user, identity.agent, kind, json.dumps(list(fact_ids)),
                          reason, self._ts(at)))

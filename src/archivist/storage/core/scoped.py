@@ -13,7 +13,6 @@ from ...model import Identity
 from ..rows import visible
 from .backend import Access, Dialect, Engine, Eraser, KeywordIndex, VectorStore
 
-
 MAX_ROWS = 1 << 62  # a limit above it is no limit
 # a NUL escaped in JSON text (an even run of backslashes before it escapes them, not it):
 # PostgreSQL's JSON operators refuse it, so JSON-held text with one is refused everywhere
@@ -106,6 +105,11 @@ class Scoped:
     def _write(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()):
         who = Access.of(identity) if isinstance(identity, Identity) else identity
         return self.db.write(who, sql, self._storable(params))
+
+    def _write_later(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()) -> None:
+        """A write whose result is not read (:meth:`Engine.write_later`)."""
+        who = Access.of(identity) if isinstance(identity, Identity) else identity
+        self.db.write_later(who, sql, self._storable(params))
 
     def _write_many(self, identity: Identity | Access, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         if not rows:

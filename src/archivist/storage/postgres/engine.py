@@ -10,6 +10,12 @@ thread, so nested ``transaction()`` blocks join the outer one, as in SQLite.
   (tenant, user) before its first statement for that user, so read-check-write
   sequences are serialised per user exactly as SQLite serialises them per file, while
   different users write in parallel.
+* **Round trips**: a write whose result no one reads (:meth:`PostgresEngine.write_later`:
+  a fact's row, its keyword entry, a review item) waits in the transaction and goes with
+  the others in one pipeline before the next statement that needs an answer, or the
+  commit; a fact's ``seq`` comes from a block of the sequence the transaction takes for
+  that user, under the user's lock, so inserting one asks the server nothing and ``seq``
+  still orders a user's rows as they were written.
 * **A server that goes away** (a restart, a dropped connection): the statement fails
   with :class:`~archivist.errors.StoreUnavailable` and its transaction is lost whole
   (the server aborts it); every connection is tried before it is lent, so those the
@@ -101,6 +107,15 @@ class _Tx:
     access: Access | None = None
     locked: set[tuple[str, str]] = field(default_factory=set)
     after: list = field(default_factory=list)
+    pending: list[tuple[str, Sequence]] = field(default_factory=list)  # writes not sent yet
+    seqs: dict[tuple, list[int]] = field(default_factory=dict)  # per table and user: taken, not used, last first
+    blocks: dict[tuple, int] = field(default_factory=dict)  # per table and user: the size of the last block
+
+
+#: a transaction takes seqs in blocks growing from 8 to this: one round trip per block
+SEQ_BLOCK = 512
+PENDING_AT_MOST = 1_000  # writes that wait for one pipeline at most
+_INSERT_INTO = re.compile(r"INSERT INTO (\w+) \(")
 
 
 class PostgresEngine(Engine):
@@ -221,6 +236,7 @@ class PostgresEngine(Engine):
                 try:
                     with conn.transaction():
                         yield
+                        self._flush(tx)
                         committing = True
                 finally:
                     self._local.tx = None
@@ -245,6 +261,7 @@ class PostgresEngine(Engine):
         lock = write and who.user not in ("", "*") and (who.tenant, who.user) not in tx.locked
         if tx.access == who and not lock:
             return
+        self._flush(tx)
         sql = ("SELECT set_config('archivist.tenant', %s, true), set_config('archivist.user', %s, true), "
                "set_config('archivist.maintenance', %s, true)")
         params: list[Any] = [who.tenant, who.user, "on" if who.maintenance else "off"]
@@ -264,6 +281,7 @@ class PostgresEngine(Engine):
         try:
             if tx is not None:
                 self._enter(tx, who, write=True)
+                self._flush(tx)
                 if prelude:
                     tx.conn.execute(*prelude)
                 return tx.conn.execute(marks(sql), params).fetchall()
@@ -282,12 +300,53 @@ class PostgresEngine(Engine):
             raise StoreError("internal: a write outside a transaction")
         try:
             self._enter(tx, who, write=True)
+            self._flush(tx)
             return tx.conn.execute(marks(sql), params)
         except self.psycopg.Error as exc:
             raise self.translate(exc, tx.conn) from exc
 
+    def write_later(self, who: Access, sql: str, params: Sequence = ()) -> None:
+        tx = self._tx()
+        if tx is None:
+            raise StoreError("internal: a write outside a transaction")
+        try:
+            self._enter(tx, who, write=True)
+            tx.pending.append((marks(sql), params))
+            if len(tx.pending) >= PENDING_AT_MOST:
+                self._flush(tx)
+        except self.psycopg.Error as exc:
+            raise self.translate(exc, tx.conn) from exc
+
+    def _flush(self, tx: _Tx) -> None:
+        """Send the writes that wait, in one pipeline (a failure raises here)."""
+        if tx.pending:
+            pending, tx.pending = tx.pending, []
+            with tx.conn.pipeline():
+                for sql, params in pending:
+                    tx.conn.execute(sql, params)
+
     def insert(self, who: Access, sql: str, params: Sequence = ()) -> int:
-        return self.write(who, sql + " RETURNING seq", params).fetchone()[0]
+        """The row waits for the next pipeline; its ``seq`` comes from the transaction's block."""
+        tx, into = self._tx(), _INSERT_INTO.match(sql)
+        if tx is None or into is None:
+            return self.write(who, sql + " RETURNING seq", params).fetchone()[0]
+        seq = self._next_seq(tx, who, into[1])
+        columns, values = sql[into.end():].split(") VALUES (", 1)
+        self.write_later(who, f"INSERT INTO {into[1]} (seq, {columns}) OVERRIDING SYSTEM VALUE VALUES (?, {values}",
+                         (seq, *params))
+        return seq
+
+    def _next_seq(self, tx: _Tx, who: Access, table: str) -> int:
+        """A block is taken under the user's lock and used for that user's rows only, so a
+        user's rows get increasing seqs across transactions."""
+        slot = (table, who.tenant, who.user)
+        taken = tx.seqs.setdefault(slot, [])
+        if not taken:  # blocks of 8, 16, ... SEQ_BLOCK: a lone write wastes a few numbers, a batch few trips
+            tx.blocks[slot] = size = min(SEQ_BLOCK, 2 * tx.blocks.get(slot, 4))
+            rows = self.read(who, f"SELECT nextval(pg_get_serial_sequence('{table}', 'seq')) "
+                                  "FROM generate_series(1, ?)", (size,))
+            taken += sorted((r[0] for r in rows), reverse=True)
+        return taken.pop()
 
     def write_many(self, who: Access, sql: str, rows: Sequence[Sequence]) -> int:
         """One pipeline for every row."""
@@ -296,6 +355,7 @@ class PostgresEngine(Engine):
             raise StoreError("internal: a write outside a transaction")
         try:
             self._enter(tx, who, write=True)
+            self._flush(tx)
             with tx.conn.cursor() as cur:
                 cur.executemany(marks(sql), rows, returning=False)
                 return cur.rowcount

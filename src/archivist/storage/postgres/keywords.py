@@ -38,8 +38,8 @@ class PostgresKeywords(KeywordIndex):
 
     def add(self, identity, rows):
         i = identity
-        for seq, fact in rows:
-            self.db.write(
+        for seq, fact in rows:  # nothing is read back: the entries go with the next pipeline
+            self.db.write_later(
                 Access.of(i),
                 "WITH t AS (INSERT INTO fact_terms (fact_seq, tenant, user_id, agent, project, tsv) "
                 f"VALUES (?, ?, ?, ?, ?, to_tsvector('{TS_CONFIG}', ?)) RETURNING tenant, user_id, agent, project, tsv) "

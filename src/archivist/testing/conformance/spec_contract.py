@@ -5,6 +5,7 @@ every backend: the rows the shared store writes and reads back, keyed the same w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -151,6 +152,9 @@ def test_lifecycle_rows(backend):
         store.add_tombstone(ALICE, "hash-1", AT)
         store.add_tombstone(ALICE, "hash-1", AT)  # once
         assert store.tombstones(ALICE) == [("hash-1", AT)] and store.is_tombstoned(ALICE, "hash-1")
+        many = [f"hash-{n}" for n in range(1200)]  # past one IN list's chunk
+        assert store.tombstoned(ALICE, many) == {"hash-1"} and store.tombstoned(ALICE, []) == set()
+        assert store.tombstoned(replace(ALICE, user="bob"), many) == set()
         store.lift_tombstone(ALICE, "hash-1")
         assert not store.is_tombstoned(ALICE, "hash-1") and store.tombstones(ALICE) == []
         store.mark_processed(ALICE, "th", ["m1", "m2"])
