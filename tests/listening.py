@@ -1,5 +1,6 @@
 """Test helpers for servers started as real subprocesses on loopback."""
 
+import signal
 import socket
 import subprocess
 import time
@@ -41,3 +42,13 @@ def stdio_exchange(proc: subprocess.Popen, requests: list[dict]) -> list[dict]:
     proc.stdin.close()
     proc.wait(60)
     return replies
+
+
+def stop(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a server as Ctrl-C would; kill it if it does not end in ``timeout`` seconds."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -45,15 +45,20 @@ def _written(tmp_path: Path, name: str) -> tuple[list, tuple]:
         return _outcomes(mem.scope(user="u").remember_many(BATCH)), _state(mem)
 
 
+def _written_alone(tmp_path: Path, monkeypatch) -> tuple[list, tuple]:
+    """The same batch written with the helpers off, every text read afresh here."""
+    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
+    batch_reading.close_helpers()
+    clear_all()
+    return _written(tmp_path, "alone")
+
+
 def test_a_batch_read_with_a_helper_is_decided_as_one_read_here(tmp_path, helpers, monkeypatch):
     clear_all()
     before = helpers.answered_by_helpers()
     shared = _written(tmp_path, "shared")
     assert helpers.answered_by_helpers() - before >= 300, "the helper read no share of the batch"
-    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
-    helpers.close_helpers()
-    clear_all()
-    alone = _written(tmp_path, "alone")
+    alone = _written_alone(tmp_path, monkeypatch)
     assert shared == alone
     outcomes, (facts, audit, reviews) = shared
     assert any(code == "secret" for code in outcomes[4]) and any(kind == "held" for kind, *_ in reviews)
@@ -73,10 +78,7 @@ def test_a_helper_killed_mid_batch_costs_time_not_a_decision(tmp_path, helpers, 
     killed = _written(tmp_path, "killed")
     assert helper.broken and helper.proc.wait(timeout=10) == -signal.SIGKILL
     assert helpers.start_helpers(wait=60) == 1 and helpers._pool.helpers[0] is not helper  # replaced
-    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
-    helpers.close_helpers()
-    clear_all()
-    assert killed == _written(tmp_path, "alone")
+    assert killed == _written_alone(tmp_path, monkeypatch)
 
 
 def test_a_script_without_a_main_guard_is_not_run_again(tmp_path):
@@ -190,10 +192,7 @@ def test_a_helper_that_cannot_start_leaves_the_batch_to_this_process(tmp_path, m
     assert batch_reading.answered_by_helpers() == before and batch_reading._pool.helpers == []
     if interpreter.startswith("/nonexistent"):
         assert "helper processes could not start" in caplog.text
-    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
-    batch_reading.close_helpers()
-    clear_all()
-    assert written == _written(tmp_path, "alone")
+    assert written == _written_alone(tmp_path, monkeypatch)
 
 
 def test_a_helper_that_stops_answering_is_given_up_on_and_ended(tmp_path, helpers, monkeypatch):
@@ -204,10 +203,7 @@ def test_a_helper_that_stops_answering_is_given_up_on_and_ended(tmp_path, helper
     os.kill(helper.proc.pid, signal.SIGSTOP)
     stopped = _written(tmp_path, "stopped")
     assert helper.broken and helper.proc.wait(timeout=10) == -signal.SIGKILL
-    monkeypatch.setenv("ARCHIVIST_GATE_HELPERS", "0")
-    helpers.close_helpers()
-    clear_all()
-    assert stopped == _written(tmp_path, "alone")
+    assert stopped == _written_alone(tmp_path, monkeypatch)
 
 
 def test_a_busy_helper_ends_soon_after_its_caller_is_killed(tmp_path):

@@ -13,8 +13,8 @@ import time
 import httpx
 import psycopg
 import pytest
-
 from listening import free_port, wait_until_listening
+from listening import stop as stop_server
 from pg import restartable_or_skip
 
 from archivist import Memory
@@ -125,12 +125,7 @@ def test_a_restart_during_a_load_run_gives_clean_503s_and_loses_nothing_acknowle
         assert proc.poll() is None  # the same archivist all along
     finally:
         stop.set()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
 
     unavailable = 0
     for _, content, answer, took in results:

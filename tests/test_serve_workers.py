@@ -3,7 +3,6 @@ rows, so a job queued through one worker is polled through any other; forgetting
 in one process stops that user's jobs in every process; a job whose process died reads
 as failed."""
 
-import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from listening import stop as stop_server
 
 from archivist import Memory
 from archivist.model import Identity
@@ -53,12 +53,7 @@ def served(store_target):
             time.sleep(0.1)
         yield base, {"Authorization": f"Bearer {secret}"}, proc.pid
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
 
 
 def stopped_process() -> str:
