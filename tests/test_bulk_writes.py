@@ -308,3 +308,30 @@ def test_cannot_contradicts_can(tmp_path):
         scope.remember("The user can swim.")
         scope.remember("The user cannot swim.")
         assert [r["kind"] for r in scope.review_queue()] == ["conflict"]
+
+
+def test_a_batch_larger_than_the_drivers_parameter_limit_is_written(tmp_path):
+    """A batch's look-up carries every candidate's signatures: it is split into statements
+    a SQLite built with the oldest limit (999 parameters) takes (red team: 11,500 items
+    failed whole under the common 32,766 limit)."""
+    import sqlite3
+
+    with Memory.open(tmp_path / "m.db", clock=FixedClock(T0), embedder=None) as mem:
+        mem.store.db.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+        items = [{"content": f"The user owns box number {n} of the red shelf."} for n in range(1_200)]
+        report = mem.scope(user="u").remember_many(items)
+        assert len(report.saved) == 1_200 and not report.rejected
+        again = mem.scope(user="u").remember_many(items[:600])  # and each is found again
+        assert len(again.duplicates) == 600
+
+
+@pytest.mark.parametrize("bad", [
+    {"content": "The user likes golf.", "thread_id": "t\x00x"},
+    {"content": '{"a": "\\u0000"} The user likes golf.'},  # a NUL escaped in JSON-held text
+], ids=["nul-thread", "json-nul-content"])
+def test_text_no_backend_holds_refuses_its_item_not_the_batch(stores, bad):
+    mem = stores("m")
+    report = mem.scope(user="u").remember_many([{"content": "The user likes jazz."}, bad,
+                                                {"content": "The user lives in Porto."}])
+    assert [why.code for _, why in report.rejected] == ["invalid_text"]
+    assert {"The user likes jazz.", "The user lives in Porto."} <= {f.content for f in report.saved}

@@ -311,6 +311,13 @@ def test_writes_that_wait_for_a_pipeline_are_read_back_fail_whole_and_keep_each_
                 store.insert_fact(fact.evolve(id="pending-2", content="The user keeps three hives."))
                 store.insert_fact(fact.evolve(content="The same id again."))  # fails when the pipeline is sent
         assert store.get_fact(alice.identity, "pending-2") is None  # nothing of that transaction
+        with pytest.raises(StoreConflict):  # more writes wait than one pipeline takes: it fails inside write_later
+            with store.transaction():
+                store.insert_fact(fact.evolve(id="pending-3", content="The user keeps four hives."))
+                store.insert_fact(fact.evolve(id="pending-3", content="The user keeps five hives."))
+                for n in range(1_100):
+                    store.add_review_item(alice.identity, f"item-{n}", "held", ("pending-3",), "why", fact.created_at)
+        assert store.get_fact(alice.identity, "pending-3") is None and alice.review_queue() == []
         for turn, user in enumerate(("alice", "bob", "alice", "bob")):  # interleaved transactions of two users
             mem.scope(user=user).remember_many([{"content": f"{user} wrote note {turn}.{n}."} for n in range(3)])
         with psycopg.connect(pg_dsn) as conn:

@@ -97,6 +97,7 @@ from .retrieval.questions import asks_for_all, asks_when, question_periods
 from .retrieval.rank import KeywordRanking
 from .storage import open_store
 from .storage.base import Store
+from .storage.core.scoped import storable
 from .storage.records import GraphItemRow
 from .tokens import TokenCounter, default_counter
 from .write import Writer
@@ -686,6 +687,11 @@ class MemoryScope(_ContextMixin):
             problem = _turn_problem(raw, self._policy_refuses)
             if problem:
                 parsed.append((raw, problem, None, None))
+                continue
+            try:  # text no backend can hold is this item's refusal, not the batch's
+                storable((cand.content, cand.key, raw.get("thread_id"), raw.get("speaker")))
+            except InvalidInput as exc:
+                parsed.append((raw, Rejection("invalid_text", str(exc)), None, None))
                 continue
             context = raw.get("context")
             if context is not None:

@@ -22,6 +22,8 @@ from .scoped import Scoped
 _INSERT_FACT = (f"INSERT INTO facts ({FACT_COLUMNS}, sig_text, sig_meaning, sig_core) "
                 f"VALUES ({', '.join('?' * (N_FACT_COLUMNS + 3))})")
 _NO_SIGNATURES = (None, None, None)
+_KEYS_AT_ONCE = 900  # signature keys in one statement: SQLite's oldest builds take 999 parameters
+_CREATED = [c.strip() for c in FACT_COLUMNS.split(",")].index("created_at")
 # history rows closed their validity when retired: a live-at filter keeps them
 _LIVE_AT = "AND (status NOT IN ('committed', 'candidate', 'episode') OR valid_until IS NULL OR valid_until > ?)"
 
@@ -110,24 +112,33 @@ class FactRows(Scoped):
 
     def find_by_signatures(self, identity, *, text=(), meaning=(), core=(), live_at,
                            statuses=(Status.COMMITTED, Status.CANDIDATE)):
+        keys = [(column, k) for column, values in (("sig_text", text), ("sig_meaning", meaning), ("sig_core", core))
+                for k in sorted({v for v in values if v is not None})]
+        found: dict[str, tuple] = {}  # a batch's keys go in statements of KEYS_AT_ONCE (a driver's limit)
+        for start in range(0, len(keys), _KEYS_AT_ONCE):
+            for row in self._by_signatures(identity, keys[start:start + _KEYS_AT_ONCE], live_at, statuses):
+                found[row[1]] = row
+        rows = sorted(found.values(), key=lambda r: (r[1 + _CREATED], r[0]), reverse=True)  # newest first
+        return [fact_from_row(r[1:]) for r in rows]
+
+    def _by_signatures(self, identity, keys, live_at, statuses) -> list[tuple]:
+        """(seq, *fact columns) of the live facts holding one of ``keys`` ((column, key) pairs)."""
         scope, scope_params = self._scope(identity)
         seen, seen_params = self._seen(identity, "facts.")
         status, status_params = self.sql.in_list("status", [Status(s).value for s in statuses])
         shared, params = [], []
-        for column, keys in (("sig_text", text), ("sig_meaning", meaning), ("sig_core", core)):
-            keys = sorted({k for k in keys if k is not None})
-            if keys:  # one index look-up per kind of signature (an OR would scan the scope)
-                cond, values = self.sql.in_list(column, keys)
+        for column in ("sig_text", "sig_meaning", "sig_core"):
+            values = [k for c, k in keys if c == column]
+            if values:  # one index look-up per kind of signature (an OR would scan the scope)
+                cond, values = self.sql.in_list(column, values)
                 shared.append(f"SELECT seq FROM facts WHERE {scope} AND {column} IS NOT NULL AND {cond}")
                 params += [*scope_params, *values]
         if not shared:
             return []
         # the matches first, then their rows: a planner must not walk the scope's facts instead
-        rows = self._read(identity, f"SELECT {FACT_COLUMNS} FROM ({' UNION '.join(shared)}) AS hit CROSS JOIN facts "
-                                    f"WHERE facts.seq = hit.seq AND {seen} AND {status} {_LIVE_AT} "
-                                    "ORDER BY created_at DESC, facts.seq DESC",
+        return self._read(identity, f"SELECT facts.seq, {FACT_COLUMNS} FROM ({' UNION '.join(shared)}) AS hit "
+                                    f"CROSS JOIN facts WHERE facts.seq = hit.seq AND {seen} AND {status} {_LIVE_AT}",
                           (*params, *seen_params, *status_params, self._ts(live_at)))
-        return [fact_from_row(r) for r in rows]
 
     def keyword_search(self, identity, terms, *, limit, live_at, statuses=(Status.COMMITTED,)):
         terms = list(self._storable(list(terms)))

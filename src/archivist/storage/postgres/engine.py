@@ -25,6 +25,7 @@ thread, so nested ``transaction()`` blocks join the outer one, as in SQLite.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -71,6 +72,13 @@ class PostgresDialect(Dialect):
 
     def contains(self, column):
         return f"strpos({column}, ?) > 0"
+
+
+def _not_pipeline_noise(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("error ignored terminating <psycopg.Pipeline")
+
+
+logging.getLogger("psycopg").addFilter(_not_pipeline_noise)
 
 
 @lru_cache(maxsize=2048)
@@ -318,7 +326,8 @@ class PostgresEngine(Engine):
             raise self.translate(exc, tx.conn) from exc
 
     def _flush(self, tx: _Tx) -> None:
-        """Send the writes that wait, in one pipeline (a failure raises here)."""
+        """Send the writes that wait, in one pipeline (a failure raises here: the statement's
+        own error; psycopg's note that the aborted pipeline could not end is dropped)."""
         if tx.pending:
             pending, tx.pending = tx.pending, []
             with tx.conn.pipeline():

@@ -108,11 +108,12 @@ class PostgresKeywords(KeywordIndex):
         stats = self.db.read(
             who,
             # per term: its tsquery, and the fewest facts holding any one of its lexemes
-            # (and the scope's indexed fact count, under the empty lexeme)
-            f"SELECT q::text, numnode(q), (SELECT coalesce(min(d), 0) FROM (SELECT coalesce(sum(s.df), 0) AS d "
-            f"FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', t.term))) AS l LEFT JOIN term_stats s "
-            "ON s.tenant = ? AND s.user_id = ? AND s.agent = ? AND s.project = ANY(?) AND s.lexeme = l "
-            "GROUP BY l) x), "
+            # (and the scope's indexed fact count, under the empty lexeme). Each lexeme is
+            # one key look-up: a join let the planner read the scope's whole vocabulary
+            # whenever its statistics were stale (3,600 rows for a 16-term query).
+            f"SELECT q::text, numnode(q), (SELECT coalesce(min((SELECT coalesce(sum(s.df), 0) FROM term_stats s "
+            "WHERE s.tenant = ? AND s.user_id = ? AND s.agent = ? AND s.project = ANY(?) AND s.lexeme = l)), 0) "
+            f"FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', t.term))) AS l), "
             "(SELECT sum(df) FROM term_stats WHERE tenant = ? AND user_id = ? AND agent = ? AND project = ANY(?) "
             "AND lexeme = '') "
             f"FROM unnest(?::text[]) WITH ORDINALITY AS t(term, n), LATERAL plainto_tsquery('{TS_CONFIG}', t.term) AS q "
@@ -149,18 +150,20 @@ class PostgresKeywords(KeywordIndex):
 def top_then_facts(db: PostgresEngine, identity, top_sql: str, params: list, limit: int, live_at, *,
                    best_first: bool, prelude=None, statuses=(Status.COMMITTED,)) -> list[tuple[Any, float]]:
     """Rank in the derived table first (``top_sql`` yields ``fact_seq, score`` and ends
-    with ``LIMIT ?``), then look each hit up by primary key in ``facts`` (the
-    ``OFFSET 0`` fence keeps the planner on the key whatever its statistics say), keep
+    with ``LIMIT ?``), then look each hit up by primary key in ``facts`` (the key is the
+    fenced subquery's only condition, so the planner has no other index to choose), keep
     the live ones, and widen the fetch until ``limit`` survive or the ranking has
     nothing more."""
     fetch = limit
-    vis, vp = visible(identity, "project", "?")
+    vis, vp = visible(identity, "f.project", "?")
     while True:
         rows = db.read(
             Access.of(identity),
+            # the row by its key alone, fenced: with the scope's conditions beside it, stale
+            # statistics let the planner walk the scope's rows through another index per hit
             f"SELECT {F_COLUMNS}, h.score FROM ({top_sql}) h LEFT JOIN LATERAL (SELECT * FROM facts "
-            f"WHERE seq = h.fact_seq AND tenant = ? AND user_id = ? AND agent = ? AND {vis} "
-            "AND status = ANY(?) AND (valid_until IS NULL OR valid_until > ?) OFFSET 0) f ON true "
+            "WHERE seq = h.fact_seq OFFSET 0) f ON f.tenant = ? AND f.user_id = ? AND f.agent = ? "
+            f"AND {vis} AND f.status = ANY(?) AND (f.valid_until IS NULL OR f.valid_until > ?) "
             "ORDER BY h.score " + ("DESC" if best_first else "ASC") + ", h.fact_seq",
             (*params, fetch, identity.tenant, identity.user, identity.agent, *vp,
              [Status(x).value for x in statuses], db.dialect.ts(live_at)),

@@ -93,6 +93,11 @@ def test_gate_signatures_find_what_the_gate_compares(backend):
         assert [f.id for f in store.find_by_signatures(ALICE, core=[negated.core], live_at=AT)] == [coffee.id]
         both = store.find_by_signatures(ALICE, text=[again.text], core=[negated.core], live_at=AT)
         assert {f.id for f in both} == {tea.id, coffee.id}
+        assert [f.id for f in both] == [coffee.id, tea.id]  # newest first
+        # a batch's look-up: thousands of keys (past any driver's parameter limit), the same answer
+        many = [again.text, *range(1, 3000)], [restated.meaning, *range(1, 3000)], [negated.core, *range(1, 3000)]
+        assert [f.id for f in store.find_by_signatures(ALICE, text=many[0], meaning=many[1], core=many[2],
+                                                       live_at=AT)] == [coffee.id, tea.id]
         assert store.find_by_signatures(ALICE, core=[negated.core], live_at=AT, statuses=(Status.CANDIDATE,)) == []
         assert store.find_by_signatures(ALICE, live_at=AT) == []
         assert store.find_by_signatures(Identity("t1", "carol", "coder"), text=[again.text], live_at=AT) == []
