@@ -10,6 +10,7 @@ import pytest
 from archivist import FixedClock, Memory
 from archivist.model import Status
 from archivist.testing.postgres import drop_database
+from archivist.write import _Lookahead
 
 T0 = "2026-01-01T00:00:00+00:00"
 
@@ -106,7 +107,13 @@ def stores(request, tmp_path):
         drop_database(dsn)
 
 
-def test_a_mixed_batch_decides_as_one_item_at_a_time(stores):
+@pytest.fixture(params=[64, 2], ids=["chunk-64", "chunk-2"])
+def chunk(request, monkeypatch):
+    """The look-ahead's chunk: the default, and two candidates (many chunks in a short batch)."""
+    monkeypatch.setattr(_Lookahead, "CHUNK", request.param)
+
+
+def test_a_mixed_batch_decides_as_one_item_at_a_time(stores, chunk):
     whole, single = stores("whole"), stores("single")
     _same_as_one_at_a_time(whole, single, MIXED)
     facts, audit, reviews = _state(whole)
@@ -142,7 +149,7 @@ AGAIN = [  # a batch that meets itself and the store's history
 ]
 
 
-def test_a_batch_that_restates_retires_and_forgets_decides_as_one_at_a_time(stores):
+def test_a_batch_that_restates_retires_and_forgets_decides_as_one_at_a_time(stores, chunk):
     whole, single = stores("whole"), stores("single")
     for mem in (whole, single):
         scope = mem.scope(user="u")
@@ -335,3 +342,25 @@ def test_text_no_backend_holds_refuses_its_item_not_the_batch(stores, bad):
                                                 {"content": "The user lives in Porto."}])
     assert [why.code for _, why in report.rejected] == ["invalid_text"]
     assert {"The user likes jazz.", "The user lives in Porto."} <= {f.content for f in report.saved}
+
+
+def test_a_batch_read_in_several_chunks_decides_as_one_at_a_time(stores):
+    """The look-ahead reads a chunk of candidates at a time: items that restate, retire,
+    contradict or update items of an earlier chunk, and facts kept before the batch."""
+    whole, single = stores("whole"), stores("single")
+    words = ["chess", "golf", "tennis", "jazz", "opera", "sushi", "hiking", "knitting", "poetry", "rowing"]
+    first = [{"content": f"The user likes {w} number {n}."} for n in range(8) for w in words]  # past one chunk
+    later = []
+    for n, w in enumerate(words * 4):
+        kind = n % 5
+        if kind == 0:
+            later.append({"content": f"the user likes {w} number {n % 8}!"})  # restates an earlier chunk's item
+        elif kind == 1:
+            later.append({"content": f"The user doesn't like {w} number {n % 8} anymore."})  # retires one
+        elif kind == 2:
+            later.append({"content": f"The user does not like {w} number {n % 8}."})  # disputes one
+        elif kind == 3:
+            later.append({"content": f"The user's editor is {w.title()}.", "key": "editor"})  # keyed updates
+        else:
+            later.append({"content": "The user drinks green tea every morning."})  # kept before the batch
+    _same_as_one_at_a_time(whole, single, first + later)

@@ -76,8 +76,8 @@ class Writer:
 
     def look_ahead(self, cands: Sequence[Candidate]) -> None:
         """Read what deciding ``cands`` will look up — the facts sharing a signature with
-        any of them, and which of their texts were forgotten — in two queries, not a few
-        per candidate (each a round trip to a server). Inside the unit of work only."""
+        them, and which of their texts were forgotten — a statement per chunk of candidates,
+        not a few per candidate (each a round trip to a server). Inside the unit of work only."""
         if len(cands) > 1 and self._tx is not None:
             self._ahead = _Lookahead(self.store, self.identity, self.now, cands)
 
@@ -388,45 +388,59 @@ class Writer:
 
 
 class _Lookahead:
-    """A batch's look-ups, read once: the live facts and candidates sharing a text, meaning
-    or core signature with any of the batch, and which of its texts were forgotten. The
-    writer tells it every fact it writes, so it answers a look-up it covers exactly as the
-    store would at that moment (the same facts, newest first); one it does not cover goes
-    to the store."""
+    """A batch's look-ups, read a chunk of candidates at a time (a statement for
+    :data:`CHUNK` candidates instead of a few each): the live facts and candidates sharing
+    a text, meaning or core signature with them, and which of the batch's texts were
+    forgotten. Chunks are read as the decisions reach them, so the writer starts before
+    the gate's helpers have read the whole batch. The writer tells it every fact it writes,
+    so it answers a look-up it covers exactly as the store would at that moment (the same
+    facts, newest first); one it does not cover goes to the store."""
 
+    CHUNK = 64
     _KINDS = ("text", "meaning", "core")
     _NEW = 1 << 62  # rows written by this unit come after every row read
 
     def __init__(self, store: Store, identity: Identity, now: datetime, cands: Sequence[Candidate]) -> None:
-        sigs = [Signatures.of(c.content) for c in cands]
-        self.identity, self.now = identity, now
-        self.covered = tuple({getattr(s, kind) for s in sigs} - {None} for kind in self._KINDS)
-        text, meaning, core = self.covered
-        found = store.find_by_signatures(identity, text=text, meaning=meaning, core=core, live_at=now) \
-            if text or meaning or core else []
-        self.rows: dict[str, tuple[Fact, int]] = {}
+        self.store, self.identity, self.now = store, identity, now
+        self.unread = [c.content for c in cands]  # texts whose signatures are not read yet, in order
+        self.covered: tuple[set[int], ...] = (set(), set(), set())
+        self.rows: dict[str, tuple[Fact, int, Signatures]] = {}
         self.by: tuple[dict[int, set[str]], ...] = ({}, {}, {})  # signature → fact ids, per kind
-        for i, fact in enumerate(found):  # the store's order is newest first (created_at, then seq)
-            self._add(fact, len(found) - i)  # the rank stands for seq
         self.written = 0
         self.hashes = {c.content_hash for c in cands}
         self.tombstoned = store.tombstoned(identity, self.hashes)
 
-    def _add(self, fact: Fact, rank: int) -> None:
-        self.rows[fact.id] = (fact, rank)
-        for index, key in zip(self.by, Signatures.of(fact.content)):
+    def _read_chunk(self) -> None:
+        texts, self.unread = self.unread[:self.CHUNK], self.unread[self.CHUNK:]
+        asked = tuple({getattr(Signatures.of(t), kind) for t in texts} - {None} - covered
+                      for kind, covered in zip(self._KINDS, self.covered))
+        if any(asked):
+            for seq, sig, fact in self.store.signature_matches(self.identity, text=asked[0], meaning=asked[1],
+                                                               core=asked[2], live_at=self.now):
+                if fact.id not in self.rows:  # a row this unit wrote is known already, newer than any read
+                    self._add(fact, seq, sig)
+        for covered, keys in zip(self.covered, asked):
+            covered |= keys
+
+    def _add(self, fact: Fact, rank: int, sig: Signatures) -> None:
+        self.rows[fact.id] = (fact, rank, sig)
+        for index, key in zip(self.by, sig):
             if key is not None:
                 index.setdefault(key, set()).add(fact.id)
 
     def find(self, text: Sequence, meaning: Sequence, core: Sequence, statuses: Sequence[Status]) -> list[Fact] | None:
         asked = tuple({k for k in keys if k is not None} for keys in (text, meaning, core))
-        if not set(statuses) <= {Status.COMMITTED, Status.CANDIDATE} or \
-                any(not keys <= covered for keys, covered in zip(asked, self.covered)):
+        if not set(statuses) <= {Status.COMMITTED, Status.CANDIDATE}:
             return None
+        while any(not keys <= covered for keys, covered in zip(asked, self.covered)):
+            if not self.unread:
+                return None
+            self._read_chunk()
         ids = {i for keys, index in zip(asked, self.by) for key in keys for i in index.get(key, ())}
-        hits = [self.rows[i] for i in ids]
+        hits = [self.rows[i][:2] for i in ids]
         hits = [(f, rank) for f, rank in hits
                 if f.status in statuses and (f.valid_until is None or f.valid_until > self.now)]
+        # the store's order: newest first, then the later row (a seq; this unit's rows after all)
         return [f for f, _ in sorted(hits, key=lambda hit: (hit[0].created_at, hit[1]), reverse=True)]
 
     def inserted(self, fact: Fact) -> None:
@@ -434,12 +448,13 @@ class _Lookahead:
         if fact.status in (Status.COMMITTED, Status.CANDIDATE) and (i.tenant, i.user, i.agent) == \
                 (mine.tenant, mine.user, mine.agent) and i.project in (None, mine.project):
             self.written += 1
-            self._add(fact, self._NEW + self.written)
+            self._add(fact, self._NEW + self.written, Signatures.of(fact.content))
 
     def updated(self, fact: Fact) -> bool:
         """Take in an updated row; False when it is one this look-ahead never read but may now cover."""
         if fact.id in self.rows:
-            self.rows[fact.id] = (fact, self.rows[fact.id][1])
+            _, rank, sig = self.rows[fact.id]
+            self.rows[fact.id] = (fact, rank, sig)
             return True
         return fact.status not in (Status.COMMITTED, Status.CANDIDATE) or \
             not any(key in covered for key, covered in zip(Signatures.of(fact.content), self.covered))

@@ -1,13 +1,11 @@
 """The one store contract every backend implements.
 
-The store is the authority: facts (every version is a row), profile sections and
-the audit trail. Keyword (and later vector) indexes are derived from those rows,
-kept in step inside the same transaction, and :meth:`Store.reindex` rebuilds them
-from scratch with identical search results.
-
-Every method that reads or writes user data takes the trusted :class:`Identity`;
-backends filter by it in every query. Writes happen inside :meth:`transaction`;
-an exception inside the block rolls everything back.
+The store is the authority: facts (every version is a row), profile sections and the
+audit trail. Keyword and vector indexes are derived from those rows, kept in step inside
+the same transaction, and :meth:`Store.reindex` rebuilds them with identical results.
+Every method that reads or writes user data takes the trusted :class:`Identity`; backends
+filter by it in every query. Writes happen inside :meth:`transaction`; an exception
+inside the block rolls everything back.
 """
 
 from __future__ import annotations
@@ -74,8 +72,7 @@ class Store(BackgroundWork, ABC):
 
     @property
     def in_transaction(self) -> bool:
-        """A write transaction is open (work handed to another thread would not see it,
-        or would wait for it)."""
+        """A write transaction is open (another thread would not see it, or would wait)."""
         return False
 
     # -- facts ------------------------------------------------------------
@@ -107,7 +104,6 @@ class Store(BackgroundWork, ABC):
     def find_by_hash(self, identity: Identity, content_hash: str) -> list[Fact]:
         """Committed or candidate facts whose folded content hashes equal ``content_hash``."""
 
-    @abstractmethod
     def find_by_signatures(
         self, identity: Identity, *, text: Sequence[int | None] = (), meaning: Sequence[int | None] = (),
         core: Sequence[int | None] = (), live_at: datetime, statuses: Sequence[Status] = (Status.COMMITTED, Status.CANDIDATE),
@@ -115,6 +111,15 @@ class Store(BackgroundWork, ABC):
         """Unexpired facts of ``statuses`` sharing any of the given gate signatures
         (:class:`~archivist.index.signatures.Signatures`), newest first: the write gate's
         duplicates and contradictions are found by index, never by a search."""
+        return [fact for _, _, fact in self.signature_matches(identity, text=text, meaning=meaning, core=core,
+                                                              live_at=live_at, statuses=statuses)]
+
+    @abstractmethod
+    def signature_matches(self, identity: Identity, *, text: Sequence[int | None] = (),
+                          meaning: Sequence[int | None] = (), core: Sequence[int | None] = (), live_at: datetime,
+                          statuses: Sequence[Status] = (Status.COMMITTED, Status.CANDIDATE),
+                          ) -> list[tuple[int, tuple, Fact]]:
+        """:meth:`find_by_signatures` with each fact's ``seq`` and stored signatures (a batch's look-ahead)."""
 
     @abstractmethod
     def keyword_search(

@@ -110,19 +110,20 @@ class FactRows(Scoped):
                                     "AND status IN ('committed', 'candidate')", (*params, content_hash))
         return [fact_from_row(r) for r in rows]
 
-    def find_by_signatures(self, identity, *, text=(), meaning=(), core=(), live_at,
-                           statuses=(Status.COMMITTED, Status.CANDIDATE)):
+    def signature_matches(self, identity, *, text=(), meaning=(), core=(), live_at,
+                          statuses=(Status.COMMITTED, Status.CANDIDATE)):
         keys = [(column, k) for column, values in (("sig_text", text), ("sig_meaning", meaning), ("sig_core", core))
                 for k in sorted({v for v in values if v is not None})]
         found: dict[str, tuple] = {}  # a batch's keys go in statements of KEYS_AT_ONCE (a driver's limit)
         for start in range(0, len(keys), _KEYS_AT_ONCE):
             for row in self._by_signatures(identity, keys[start:start + _KEYS_AT_ONCE], live_at, statuses):
-                found[row[1]] = row
-        rows = sorted(found.values(), key=lambda r: (r[1 + _CREATED], r[0]), reverse=True)  # newest first
-        return [fact_from_row(r[1:]) for r in rows]
+                found[row[4]] = row
+        rows = sorted(found.values(), key=lambda r: (r[4 + _CREATED], r[0]), reverse=True)  # newest first
+        return [(r[0], Signatures(*r[1:4]), fact_from_row(r[4:])) for r in rows]
 
     def _by_signatures(self, identity, keys, live_at, statuses) -> list[tuple]:
-        """(seq, *fact columns) of the live facts holding one of ``keys`` ((column, key) pairs)."""
+        """(seq, its three signatures, *fact columns) of the live facts holding one of ``keys``
+        ((column, key) pairs)."""
         scope, scope_params = self._scope(identity)
         seen, seen_params = self._seen(identity, "facts.")
         status, status_params = self.sql.in_list("status", [Status(s).value for s in statuses])
@@ -136,7 +137,7 @@ class FactRows(Scoped):
         if not shared:
             return []
         # the matches first, then their rows: a planner must not walk the scope's facts instead
-        return self._read(identity, f"SELECT facts.seq, {FACT_COLUMNS} FROM ({' UNION '.join(shared)}) AS hit "
+        return self._read(identity, f"SELECT facts.seq, sig_text, sig_meaning, sig_core, {FACT_COLUMNS} FROM ({' UNION '.join(shared)}) AS hit "
                                     f"CROSS JOIN facts WHERE facts.seq = hit.seq AND {seen} AND {status} {_LIVE_AT}",
                           (*params, *seen_params, *status_params, self._ts(live_at)))
 
