@@ -10,10 +10,16 @@ from ..core import SQLStore
 from ..core.backend import MAINTENANCE
 from ..core.erasure import erasure_mode
 from ..core.migrate import applied, check_known, migrate
-from .engine import APP_ROLE, PostgresEngine, PostgresMigrations, redact_dsn
+from .engine import APP_ROLE, PostgresEngine, redact_dsn
 from .eraser import PostgresEraser
 from .keywords import PostgresKeywords
-from .schema import MIGRATIONS, POLICY_TABLES, POLICY_TABLES_0001, TS_CONFIG
+from .schema import (
+    MIGRATIONS,
+    POLICY_TABLES,
+    POLICY_TABLES_0001,
+    TS_CONFIG,
+    PostgresMigrations,
+)
 from .vectors import PostgresVectors
 
 _BYPASSES_RLS = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"

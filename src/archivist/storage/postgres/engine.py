@@ -37,10 +37,8 @@ from typing import Any
 from ...clock import ensure_utc
 from ...errors import StoreConflict, StoreError, StoreLocked, StoreUnavailable
 from ..core.backend import Access, Dialect, Engine
-from ..core.migrate import MigrationTarget
 
 APP_ROLE = "archivist_app"
-MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
 #: the pool retries a lost connection with growing pauses (1 s, 2 s, ...) for this long,
 #: then gives up and the next caller starts afresh: no pause grows past about 2 s
 RECONNECT_TIMEOUT = 5.0
@@ -375,38 +373,3 @@ class PostgresEngine(Engine):
         if not self._closed:
             self._closed = True
             self._pool.close()
-
-
-class PostgresMigrations(MigrationTarget):
-    """The runner's view of the database: a session advisory lock holds off other
-    migrators across processes; each step is one transaction."""
-
-    legacy_table = "archivist_schema_migrations"
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
-        try:
-            yield
-        finally:
-            self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
-
-    @contextmanager
-    def atomic(self) -> Iterator[None]:
-        with self.conn.transaction():
-            yield
-
-    def fetch(self, sql, params=()):
-        return self.conn.execute(marks(sql), params).fetchall()
-
-    def execute(self, sql, params=()):
-        self.conn.execute(marks(sql), params)
-
-    def run_script(self, script):
-        self.conn.execute(script)
-
-    def has_table(self, name):
-        return bool(self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0])

@@ -5,7 +5,13 @@ A released step never changes: a new column, table or policy is a new step at th
 
 from __future__ import annotations
 
-from ..core.migrate import Migration, fill_signatures
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..core.migrate import Migration, MigrationTarget, fill_signatures
+from .engine import marks
+
+MIGRATION_LOCK = 0x61726368  # "arch": one migrator at a time across processes
 
 TS_CONFIG = "archivist_text"
 
@@ -297,3 +303,38 @@ MIGRATIONS: list[Migration] = [
         WITH CHECK (archivist_visible(tenant, user_id));
     """),
 ]
+
+
+class PostgresMigrations(MigrationTarget):
+    """The runner's view of the database: a session advisory lock holds off other
+    migrators across processes; each step is one transaction."""
+
+    legacy_table = "archivist_schema_migrations"
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self.conn.transaction():
+            yield
+
+    def fetch(self, sql, params=()):
+        return self.conn.execute(marks(sql), params).fetchall()
+
+    def execute(self, sql, params=()):
+        self.conn.execute(marks(sql), params)
+
+    def run_script(self, script):
+        self.conn.execute(script)
+
+    def has_table(self, name):
+        return bool(self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0])

@@ -94,6 +94,10 @@ def test_gate_signatures_find_what_the_gate_compares(backend):
         both = store.find_by_signatures(ALICE, text=[again.text], core=[negated.core], live_at=AT)
         assert {f.id for f in both} == {tea.id, coffee.id}
         assert [f.id for f in both] == [coffee.id, tea.id]  # newest first
+        ranked = store.signature_matches(ALICE, text=[again.text], core=[negated.core], live_at=AT)
+        assert [(f.id, sig) for _, sig, f in ranked] == [(coffee.id, Signatures.of(coffee.content)),
+                                                          (tea.id, Signatures.of(tea.content))]
+        assert ranked[0][0] > ranked[1][0]  # seq: the later row
         # a batch's look-up: thousands of keys (past any driver's parameter limit), the same answer
         many = [again.text, *range(1, 3000)], [restated.meaning, *range(1, 3000)], [negated.core, *range(1, 3000)]
         assert [f.id for f in store.find_by_signatures(ALICE, text=many[0], meaning=many[1], core=many[2],
