@@ -325,3 +325,20 @@ def test_writes_that_wait_for_a_pipeline_are_read_back_fail_whole_and_keep_each_
                 rows = conn.execute("SELECT content FROM facts WHERE user_id = %s AND content LIKE %s ORDER BY seq",
                                     (user, f"{user} wrote note%")).fetchall()
                 assert [r[0] for r in rows] == [f"{user} wrote note {t}.{n}." for t in turns for n in range(3)]
+
+
+def test_a_bulk_write_takes_the_planners_statistics_again(pg_dsn):
+    """Autovacuum samples a grown table a minute or more later; until then plans made for
+    a few rows walk the scope. After 1,000 new rows the store analyzes in the background
+    (``reltuples`` is the count ANALYZE leaves in the catalog, committed before it returns)."""
+    def counted(conn) -> float:
+        return conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'facts'::regclass").fetchone()[0]
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        with Memory.open(pg_dsn, clock=FixedClock(T0), embedder=None) as mem:
+            mem.scope(user="u").remember_many([{"content": f"The user owns box {n} of the shelf."} for n in range(300)])
+        assert counted(conn) < 300  # a small write leaves them to autovacuum
+        with Memory.open(pg_dsn, clock=FixedClock(T0), embedder=None) as mem:
+            mem.scope(user="u").remember_many([{"content": f"The user owns crate {n} of the attic."}
+                                               for n in range(1_050)])
+        assert counted(conn) >= 1_300  # closing waited for it

@@ -37,6 +37,7 @@ from typing import Any
 from ...clock import ensure_utc
 from ...errors import StoreConflict, StoreError, StoreLocked, StoreUnavailable
 from ..core.backend import Access, Dialect, Engine
+from .statistics import PlannerStatistics
 
 APP_ROLE = "archivist_app"
 #: the pool retries a lost connection with growing pauses (1 s, 2 s, ...) for this long,
@@ -116,6 +117,7 @@ class _Tx:
     pending: list[tuple[str, Sequence]] = field(default_factory=list)  # writes not sent yet
     seqs: dict[tuple, list[int]] = field(default_factory=dict)  # per table and user: taken, not used, last first
     blocks: dict[tuple, int] = field(default_factory=dict)  # per table and user: the size of the last block
+    inserted: int = 0
 
 
 #: a transaction takes seqs in blocks growing from 8 to this: one round trip per block
@@ -141,6 +143,7 @@ class PostgresEngine(Engine):
         self._local = threading.local()
         self._closed = False
         self._down = False  # the last connection tried failed: wait WAIT_WHILE_DOWN, not the pool's timeout
+        self.statistics = PlannerStatistics(self.connect, self.path)
         self._pool = ConnectionPool(dsn, min_size=min_size, max_size=max_size, open=False,
                                     configure=self._configure, kwargs={"autocommit": True}, name="archivist",
                                     reconnect_timeout=RECONNECT_TIMEOUT)
@@ -254,6 +257,8 @@ class PostgresEngine(Engine):
             raise error from exc
         for action in tx.after:
             action()
+        if tx.inserted:
+            self.statistics.grew(tx.inserted)
 
     def after_commit(self, action) -> None:
         tx = self._tx()
@@ -338,6 +343,7 @@ class PostgresEngine(Engine):
         if tx is None or into is None:
             return self.write(who, sql + " RETURNING seq", params).fetchone()[0]
         seq = self._next_seq(tx, who, into[1])
+        tx.inserted += 1
         columns, values = sql[into.end():].split(") VALUES (", 1)
         self.write_later(who, f"INSERT INTO {into[1]} (seq, {columns}) OVERRIDING SYSTEM VALUE VALUES (?, {values}",
                          (seq, *params))
@@ -372,4 +378,5 @@ class PostgresEngine(Engine):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self.statistics.close()
             self._pool.close()
