@@ -342,3 +342,20 @@ def test_a_bulk_write_takes_the_planners_statistics_again(pg_dsn):
             mem.scope(user="u").remember_many([{"content": f"The user owns crate {n} of the attic."}
                                                for n in range(1_050)])
         assert counted(conn) >= 1_300  # closing waited for it
+
+
+def test_the_statistics_lock_ends_with_its_analyze_whatever_the_client_does(pg_dsn):
+    """The bulk-write ANALYZE and a forget's take one lock; it is a transaction lock the
+    server drops as the ANALYZE ends, so a client that stops (or never closes) right after
+    holds nothing up (red team: a stopped process's session lock held every erasure)."""
+    from archivist.storage.postgres.statistics import STATISTICS_LOCK, locked
+
+    with psycopg.connect(pg_dsn, autocommit=True) as idle, psycopg.connect(pg_dsn, autocommit=True) as watch:
+        idle.execute(locked("ANALYZE facts"))  # and then it stays open, doing nothing
+        held = watch.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s",
+                             (STATISTICS_LOCK & 0xFFFFFFFF,)).fetchone()[0]
+        assert held == 0
+        with Memory.open(pg_dsn, clock=FixedClock(T0), embedder=None) as mem:
+            scope = mem.scope(user="u")
+            scope.forget(scope.remember("The user's code word is zebrafrost.").id)
+            assert mem.store.wait_for_erasure(30)

@@ -12,7 +12,7 @@ from ...errors import StoreError
 from ..core.backend import Eraser
 from ..register import tables as backend_tables
 from .engine import PostgresEngine
-from .statistics import STATISTICS_LOCK
+from .statistics import locked
 
 log = logging.getLogger("archivist.storage.postgres")
 
@@ -96,11 +96,7 @@ class PostgresEraser(Eraser):
     def _resample_statistics(self, conn, tables: Sequence[str]) -> None:
         """Planner statistics from the rows there are now; none for a table left empty
         (ANALYZE of an empty table keeps its old ones)."""
-        conn.execute("SELECT pg_advisory_lock(%s)", (STATISTICS_LOCK,))  # after a bulk write's ANALYZE
-        try:
-            conn.execute(f"ANALYZE {', '.join(tables)}")
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (STATISTICS_LOCK,))
+        conn.execute(locked(f"ANALYZE {', '.join(tables)}"))  # after a bulk write's ANALYZE begun before
         empty = [r[0] for r in conn.execute(
             "SELECT DISTINCT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname "

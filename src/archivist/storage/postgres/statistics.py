@@ -22,6 +22,13 @@ STATISTICS_LOCK = 0x61726369
 log = logging.getLogger("archivist.storage.postgres")
 
 
+def locked(analyze: str) -> str:
+    """``analyze`` under the statistics lock, as one string: one implicit transaction that
+    the server ends, lock and all, as the ANALYZE ends, whatever becomes of the client
+    (a session lock outlived a stopped process and held every forget's erasure)."""
+    return f"SELECT pg_advisory_xact_lock({STATISTICS_LOCK}); {analyze}"
+
+
 class PlannerStatistics:
     def __init__(self, connect: Callable[[], Any], path: str) -> None:
         self.connect, self.path = connect, path
@@ -44,8 +51,7 @@ class PlannerStatistics:
         """An optimisation: a failure is logged and left to autovacuum."""
         try:
             with self.connect() as conn:
-                conn.execute("SELECT pg_advisory_lock(%s)", (STATISTICS_LOCK,))
-                conn.execute("ANALYZE facts, fact_terms, term_stats")
+                conn.execute(locked("ANALYZE facts, fact_terms, term_stats"))
                 rows = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'facts'::regclass").fetchone()[0]
                 self.analyze_at = max(ANALYZE_AFTER, int(rows) // 5)
         except Exception as exc:  # noqa: BLE001
