@@ -12,7 +12,7 @@ from ...errors import StoreError
 from ..core.backend import Eraser
 from ..register import tables as backend_tables
 from .engine import PostgresEngine
-from .statistics import locked
+from .statistics import STATISTICS_LOCK
 
 log = logging.getLogger("archivist.storage.postgres")
 
@@ -72,14 +72,19 @@ class PostgresEraser(Eraser):
         tables = list(dict.fromkeys((*user_data_tables(), "embedding_cache")))
         try:
             with self.db.connect() as conn:
+                # no bulk write's ANALYZE runs beside the purge (it would deadlock with the
+                # REINDEX) or began before the forget and ends after the purge's own ANALYZE;
+                # the lock ends with this connection
+                conn.execute("SELECT pg_advisory_lock(%s)", (STATISTICS_LOCK,))
                 if full:
                     self._wait_for_older_transactions(conn, wait_seconds)
                     conn.execute(f"VACUUM FULL {', '.join(tables)}")
                     done = list(tables)
                 else:
+                    done = self._drop_invalid_indexes(conn, ("fact_terms", "term_stats"))
                     for table in ("fact_terms", "term_stats"):
                         conn.execute(f"REINDEX TABLE CONCURRENTLY {table}")
-                    done = ["fact_terms indexes", "term_stats indexes"]
+                    done += ["fact_terms indexes", "term_stats indexes"]
                 self._resample_statistics(conn, tables)
                 if full:
                     if self._may_rewrite_statistics(conn):
@@ -93,10 +98,24 @@ class PostgresEraser(Eraser):
             raise StoreError(f"{self.db.path}: purge failed ({str(exc).strip()})") from exc
         return done
 
+    @staticmethod
+    def _drop_invalid_indexes(conn, tables: Sequence[str]) -> list[str]:
+        """Drop what an interrupted ``REINDEX … CONCURRENTLY`` left (a server restart, a
+        cancel, a deadlock): invalid ``*_ccnew`` indexes, of the tables and their TOAST
+        tables. A later REINDEX skips them while writes still go into them, so they would
+        keep the words of text forgotten after."""
+        names = [r[0] for r in conn.execute(
+            "SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+            "WHERE NOT i.indisvalid AND (t.oid = ANY(%s::regclass[]) OR t.oid IN "
+            "(SELECT reltoastrelid FROM pg_class WHERE oid = ANY(%s::regclass[])))", (list(tables), list(tables)))]
+        for name in names:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        return [f"{name} (invalid, dropped)" for name in names]
+
     def _resample_statistics(self, conn, tables: Sequence[str]) -> None:
         """Planner statistics from the rows there are now; none for a table left empty
         (ANALYZE of an empty table keeps its old ones)."""
-        conn.execute(locked(f"ANALYZE {', '.join(tables)}"))  # after a bulk write's ANALYZE begun before
+        conn.execute(f"ANALYZE {', '.join(tables)}")
         empty = [r[0] for r in conn.execute(
             "SELECT DISTINCT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname "

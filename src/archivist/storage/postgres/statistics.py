@@ -15,18 +15,22 @@ from collections.abc import Callable
 from typing import Any
 
 ANALYZE_AFTER = 1_000
-#: one ANALYZE at a time: the eraser's (a forget's) comes after one begun before the forget,
-#: so no statistics sampled before a forget outlive it
+FINISH_WITHIN = 5.0  # seconds closing a store gives a running ANALYZE before cancelling it
+#: held by an eraser's purge (its REINDEX and ANALYZE) and tried by the ANALYZE after bulk
+#: writes: the two never run together, and no statistics sampled before a forget outlive
+#: the purge that follows it
 STATISTICS_LOCK = 0x61726369
 
 log = logging.getLogger("archivist.storage.postgres")
 
 
-def locked(analyze: str) -> str:
-    """``analyze`` under the statistics lock, as one string: one implicit transaction that
-    the server ends, lock and all, as the ANALYZE ends, whatever becomes of the client
-    (a session lock outlived a stopped process and held every forget's erasure)."""
-    return f"SELECT pg_advisory_xact_lock({STATISTICS_LOCK}); {analyze}"
+def analyze_unless_purging(tables: str) -> str:
+    """ANALYZE ``tables`` unless an eraser's purge holds the statistics lock (then it is
+    skipped: the purge analyzes anyway). The lock is a transaction lock in one statement,
+    so the server drops it as the ANALYZE ends, whatever becomes of the client (a session
+    lock outlived a stopped process and held every forget's erasure), and it is tried, never
+    waited for (waiting beside a purge's REINDEX CONCURRENTLY deadlocked)."""
+    return (f"DO $$ BEGIN IF pg_try_advisory_xact_lock({STATISTICS_LOCK}) THEN ANALYZE {tables}; END IF; END $$")
 
 
 class PlannerStatistics:
@@ -35,6 +39,7 @@ class PlannerStatistics:
         self.grown, self.analyze_at = 0, ANALYZE_AFTER
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._conn: Any = None  # the running ANALYZE's connection
         self._closed = False
 
     def grew(self, rows: int) -> None:
@@ -51,16 +56,26 @@ class PlannerStatistics:
         """An optimisation: a failure is logged and left to autovacuum."""
         try:
             with self.connect() as conn:
-                conn.execute(locked("ANALYZE facts, fact_terms, term_stats"))
+                self._conn = conn
+                conn.execute(analyze_unless_purging("facts, fact_terms, term_stats"))
                 rows = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'facts'::regclass").fetchone()[0]
                 self.analyze_at = max(ANALYZE_AFTER, int(rows) // 5)
         except Exception as exc:  # noqa: BLE001
-            log.info("%s: ANALYZE after bulk writes failed: %s", self.path, exc)
+            log.info("%s: ANALYZE after bulk writes failed or was cancelled: %s", self.path, exc)
+        finally:
+            self._conn = None
 
     def close(self) -> None:
-        """Wait for a running ANALYZE: its connection must not outlive the store (a DROP
-        DATABASE after closing would wait on it)."""
+        """Let a running ANALYZE finish (an import that closes at once still leaves its
+        statistics), cancel it after :data:`FINISH_WITHIN` seconds (one waiting for a table
+        another session holds), and wait for its connection to close: it must not outlive
+        the store (a DROP DATABASE after closing would wait on it)."""
         with self._lock:
             self._closed, thread = True, self._thread
-        if thread is not None:
-            thread.join(timeout=60)
+        if thread is None:
+            return
+        thread.join(timeout=FINISH_WITHIN)
+        conn = self._conn
+        if thread.is_alive() and conn is not None:
+            conn.cancel_safe(timeout=5)
+        thread.join(timeout=30)
