@@ -55,9 +55,8 @@ class LifecycleRows(Scoped):
 
     def tombstoned(self, identity, hashes):
         scope, params = self._scope(identity)
-        hashes, found = sorted(set(hashes)), set()
-        for start in range(0, len(hashes), 500):
-            cond, values = self.sql.in_list("content_hash", hashes[start:start + 500])
+        found: set[str] = set()
+        for cond, values in self._in_chunks("content_hash", hashes):
             found |= {r[0] for r in self._read(identity, f"SELECT content_hash FROM tombstones WHERE {scope} AND {cond}",
                                                (*params, *values))}
         return found

@@ -4,7 +4,7 @@ scope filters written once."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -96,11 +96,15 @@ class Scoped:
         """Which of ``ids`` are fact rows, read as ``who`` (in a transaction, as a user: under
         that user's write lock)."""
         found: set[str] = set()
-        ids = sorted(set(ids))
-        for start in range(0, len(ids), 500):
-            cond, values = self.sql.in_list("id", ids[start: start + 500])
+        for cond, values in self._in_chunks("id", ids):
             found |= {r[0] for r in self._read(who, f"SELECT id FROM facts WHERE {cond}", values)}
         return found
+
+    def _in_chunks(self, column: str, values) -> Iterator[tuple[str, list]]:
+        """``column IN`` the distinct ``values``, a condition per 500 (a driver's parameter limit)."""
+        values = sorted(set(values))
+        for start in range(0, len(values), 500):
+            yield self.sql.in_list(column, values[start: start + 500])
 
     def _write(self, identity: Identity | Access, sql: str, params: Sequence[Any] = ()):
         who = Access.of(identity) if isinstance(identity, Identity) else identity
