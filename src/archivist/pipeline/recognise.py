@@ -280,7 +280,7 @@ def doubt_verdict(text: str, addressed_ok: bool, orders_ok: bool, language_ok: b
         return None
     try:
         form = screening_form(text)
-        if not readable(form.plain, confident=DATA_CONFIDENT if language_ok else CONFIDENT):
+        if not readable(form.plain, confident=DATA_CONFIDENT if language_ok else CONFIDENT, words=not language_ok):
             return held("language", f"written in a language the gate does not read ({language_of(form.plain)}): "
                                     "held until confirmed")
         if form.disguises:
