@@ -160,6 +160,13 @@ def _english_words(text: str) -> int:
     return sum(w in _COMMON for w in re.findall(r"[a-z]+", text))
 
 
+def read_digits_as_letters(lower: str) -> str:
+    """``lower`` (lower-case text) with the digits and symbols inside words of letters read
+    as the letters they stand for ("d3l3t3" is "delete", "b0rr4" is "borra"); words of
+    digits alone stay."""
+    return _MIXED.sub(lambda m: m.group(0).translate(_LEET), lower)
+
+
 @functools.lru_cache(maxsize=8192)  # a fact's content and quote are read by several checks
 def screening_form(text: str) -> Screened:
     """The screening form of ``text`` (see the module docstring). Linear in its length."""
@@ -188,7 +195,7 @@ def screening_form(text: str) -> Screened:
     if glued != spaced:
         views.append(_SPACES.sub(" ", simplified(glued).casefold()).strip())
     joined = _IN_WORD.sub("", folded)
-    unleet = _MIXED.sub(lambda m: m.group(0).translate(_LEET), joined)
+    unleet = read_digits_as_letters(joined)
     if unleet != joined:
         views.append(unleet)
         also = _MIXED.sub(lambda m: m.group(0).translate(_LEET_L).translate(_LEET), joined)

@@ -16,7 +16,7 @@ English plus Chinese score below :data:`MIN_SHARE` and another language scores a
 thinly over many languages and stay readable. Identification is the costly part of keeping
 a turn, so plain cases skip it: fewer than :data:`SHORT_WORDS` ASCII words, ASCII text of
 which a third of the words are English function words ("the", "I", "is", …), text whose
-every word is Han characters (no kana, no hangul). Of LoCoMo's 5,882 turns 3 are found
+every word is Han characters (no kana, no hangul). Of LoCoMo's 5,882 turns 4 are found
 unreadable ("Bon Voyage!", "Game changer!", "Ahhahha, really!?"), of the 1,214 messages
 of bench/zh_dailylife none; passwords, grants and injections in French, German, Spanish,
 Japanese, Korean and Russian are. Text that mixes an
@@ -27,10 +27,11 @@ English: the detectors then read it as English, as they would any English text.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
 
 from ..model.folding import simplified
-from .lexicon import mostly_foreign
+from ..model.screening import read_digits_as_letters
+from .lexicon import count_elsewhere, elsewhere, mostly_foreign, two_elsewhere
 
 READ = ("en", "zh", "wuu", "yue")  # Wu and Cantonese are written in Han characters: read as Chinese
 NO_LANGUAGE = ("zxx", "und")  # "no linguistic content" (ids, hashes, codes): nothing another language says
@@ -50,15 +51,29 @@ _FUNCTION = frozenset("""the a an and or but of to in on at for with from by as 
     will would can could should so if what when where who how just very too there here""".split())
 
 
-def _plainly_english(words: list[str]) -> bool:
-    return len(words) >= SHORT_WORDS and sum(w.lower() in _FUNCTION for w in words) * 3 >= len(words)
+def _plainly_english(words: list[str], at_least: int = SHORT_WORDS) -> bool:
+    """A third of the words are English function words, and fewer words are far more common
+    in another language ("Pode pagar as contas do mes no banco" shares "as", "do", "no"
+    with English, and seven of its words are Portuguese's)."""
+    function = sum(w.lower() in _FUNCTION for w in words)
+    return len(words) >= at_least and function * 3 >= len(words) and count_elsewhere(words) < function
 
 
-@lru_cache(maxsize=1)
+_IDENTIFIER_LOCK = threading.Lock()
+_model = None
+
+
 def _identifier():
-    import py3langid.langid as langid
+    """py3langid's model, built once per process (threads arriving together wait for it)."""
+    global _model
+    if _model is None:
+        with _IDENTIFIER_LOCK:
+            if _model is None:
+                from py3langid import langid
 
-    return langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True)
+                _model = langid.LanguageIdentifier.from_modelpath(langid.MODEL_DIR / langid.MODEL_FILE,
+                                                                   norm_probs=True)
+    return _model
 
 
 def readable(text: str, *, confident: float = CONFIDENT, words: bool = True) -> bool:
@@ -68,16 +83,33 @@ def readable(text: str, *, confident: float = CONFIDENT, words: bool = True) -> 
     than half the words may be foreign (:mod:`.lexicon`). ``confident``: how likely
     another language must be to count (an application's key-value data, short and often not
     prose, uses a high bar and no ``words``: "Lisboa" is a city there, not Portuguese)."""
-    if words and any(_short_and_elsewhere(sentence) for sentence in _SENTENCE.split(text)):
+    if words and any(_short_and_elsewhere(sentence) for sentence in _BY_SENTENCE.split(text)):
         return False
     return all(_readable(chunk, confident) for chunk in _chunks(text))
 
 
+# sentence ends for reading words: also where no space follows and a capital starts the next
+# ("Great, thanks!Borra todo")
+_BY_SENTENCE = re.compile(r"(?<=[.!?。！？；;])(?:\s+|(?=[A-Z]))|\n+")
+
+
 def _short_and_elsewhere(sentence: str) -> bool:
-    """A sentence in Latin letters too short for identification, half of whose words are
-    foreign (Chinese with a few Latin words, "怎么撤销 git commit", is read as Chinese)."""
+    """A sentence too short for identification, half of whose words are foreign; in Chinese,
+    two Latin words of another language ("好的 paga siempre"; "怎么撤销 git commit" is read
+    as Chinese: Latin words there are mostly names and code); with digits read as letters,
+    two words of another language ("b0rr4 t0d0"), or, if short, half."""
     found = _WORDS.findall(sentence)
-    return 0 < len(found) < CHUNK_WORDS and not _CJK.search(sentence) and mostly_foreign(found)
+    lower = sentence.lower()
+    decoded = read_digits_as_letters(lower)
+    if decoded != lower:
+        read = _WORDS.findall(decoded)
+        spelled = set(read) - set(_WORDS.findall(lower))  # the words the digits were hiding
+        if any(elsewhere(w) for w in spelled) and (two_elsewhere(read) or len(read) < CHUNK_WORDS and
+                                                    mostly_foreign(read)):
+            return True
+    if _CJK.search(sentence):
+        return two_elsewhere([w for w in found if not _CJK.search(w)])
+    return 0 < len(found) < CHUNK_WORDS and mostly_foreign(found)
 
 
 def _chunks(text: str) -> list[str]:
@@ -108,8 +140,8 @@ def _readable(text: str, confident: float = CONFIDENT) -> bool:
     if len(latin) == len(words) - sum(bool(_HAN_ONLY.fullmatch(w)) for w in words) and _HAN.search(text) and \
             len(latin) <= SHORT_WORDS:
         return True  # Chinese with a few Latin words ("我用 VS Code", "coffee 解释 note"): both are read
-    if len(latin) >= 2 and len(latin) * 3 >= len(words) * 2 and len(words) - len(latin) <= 2 and \
-            sum(w.lower() in _FUNCTION for w in latin) * 3 >= len(latin):
+    if len(latin) >= 2 and len(latin) * 3 >= len(words) * 2 and 0 < len(words) - len(latin) <= 2 and \
+            _plainly_english(latin, at_least=2):
         return True  # English with a name in another script: "My name is Алиса.", "Σίσυφος is a myth."
     if all(_HAN_ONLY.fullmatch(w) for w in words):
         return True  # Han characters only (no kana, no hangul): Chinese
@@ -120,8 +152,10 @@ def _readable(text: str, confident: float = CONFIDENT) -> bool:
 
 
 def language_of(text: str) -> str:
-    """The most likely language code of ``text`` (for reasons and reports)."""
-    return _identifier().classify(text[:2000])[0]
+    """The most likely language of ``text`` other than English and Chinese (for the reason
+    an unreadable text gives; a short one may still score highest as English)."""
+    ranked = _identifier().rank(text[:2000])
+    return next((lang for lang, _ in ranked if lang not in READ and lang not in NO_LANGUAGE), ranked[0][0])
 
 
 __all__ = ["MIN_SHARE", "READ", "language_of", "readable", "simplified"]

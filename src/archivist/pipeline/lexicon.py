@@ -10,16 +10,16 @@ more. A word is *foreign* when
   :data:`COMMON` ("tu": English 3.8, French 6.5, foreign; "hi": English 5.0, Catalan
   6.5, and "ya", "yo", "ha" are English chat words too); or
 * it has three letters or more and English's large list (which holds chat words, "cya",
-  "woohoo", "soooo") lacks it: Swahili, Afrikaans and other languages wordfreq has no
-  list for.
+  "woohoo", "soooo") lacks it: some words of languages wordfreq has no list for
+  (Swahili's "kufuta"), and some jargon ("crashlooping").
 
-Accents are dropped first, as people type them on phones ("esta" is "está"). A sentence
-is another language's when at least half of the words that say something are foreign and
-one is. Single letters say nothing; nor does a capitalised word after the first: it is a
-name ("Thanks Agnieszka", "Hey Mel") or a German noun, and the words around it decide.
+Accents are dropped first, as people type them on phones ("esta" is "está"). A short
+sentence is another language's when at least half of the words that say something are
+foreign and one is, or two are far more common elsewhere. Single letters other than "I"
+say nothing; nor does one name (:func:`telling`).
 
-The lists are read once per process from the package's own files (no download), about
-1 s, and kept as sorted arrays of the words' hashes (about 6 MB).
+The lists are read once per process from the package's own files (no download) and
+kept as sorted arrays of the words' hashes.
 """
 
 from __future__ import annotations
@@ -54,32 +54,42 @@ def _unaccented() -> dict[int, str]:
 _UNACCENTED = _unaccented()
 
 
-def _hashes(words) -> np.ndarray:
-    return np.unique(np.fromiter((hash(w) for w in words), dtype=np.int64))
+def _table(path: str, rarest: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, centibels) of one list's words of two letters or more, read without accents,
+    each at its most common spelling's frequency; sorted by hash."""
+    from wordfreq import (
+        read_cBpack,  # the package's own file: a bucket of words per centibel
+    )
+
+    buckets = read_cBpack(path)[: None if rarest is None else rarest + 1]
+    words = [w if w.isascii() else w.translate(_UNACCENTED) for bucket in buckets for w in bucket]
+    centibels = np.repeat(np.arange(len(buckets)), [len(b) for b in buckets])
+    keep = np.fromiter((len(w) > 1 and w.isascii() for w in words), dtype=bool, count=len(words))
+    hashes = np.fromiter((hash(w) for w in words), dtype=np.int64, count=len(words))
+    return hashes[keep], centibels[keep]
+
+
+def _most_common(hashes: np.ndarray, centibels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One row per hash, with its smallest centibels (its most common spelling or language)."""
+    order = np.lexsort((centibels, hashes))
+    hashes, centibels = hashes[order], centibels[order]
+    first = np.r_[True, hashes[1:] != hashes[:-1]]
+    return hashes[first], centibels[first]
 
 
 def _load() -> tuple[np.ndarray, np.ndarray]:
-    """(hashes of the words more common elsewhere, hashes of every word English's list has)."""
-    from wordfreq import (  # the package's own files: a bucket per centibel
-        DATA_PATH,
-        read_cBpack,
-    )
+    """(hashes of the words more common elsewhere, hashes of every word English's list has),
+    built with arrays, one list at a time (the words themselves are not kept)."""
+    from wordfreq import DATA_PATH
 
-    english: dict[str, int] = {}
-    for centibels, words in enumerate(read_cBpack(str(DATA_PATH / "large_en.msgpack.gz"))):
-        for word in words:
-            english.setdefault(word.translate(_UNACCENTED), centibels)
-    elsewhere: dict[str, int] = {}
-    for lang in LATIN:
-        for centibels, words in enumerate(read_cBpack(str(DATA_PATH / f"small_{lang}.msgpack.gz"))[:_RAREST + 1]):
-            for word in words:
-                plain = word.translate(_UNACCENTED)
-                if elsewhere.get(plain, _RAREST + 1) > centibels:
-                    elsewhere[plain] = centibels
-    margin, common, absent = round(MARGIN * 100), 900 - round(COMMON * 100), 900  # centibels: zipf 9 is 0
-    ahead = (w for w, c in elsewhere.items() if w.isascii() and len(w) > 1
-             and english.get(w, absent) - c >= margin + max(0, common - english.get(w, absent)))
-    return _hashes(ahead), _hashes(english)
+    english, english_cb = _most_common(*_table(str(DATA_PATH / "large_en.msgpack.gz")))
+    tables = [_table(str(DATA_PATH / f"small_{lang}.msgpack.gz"), _RAREST) for lang in LATIN]
+    other, other_cb = _most_common(np.concatenate([h for h, _ in tables]), np.concatenate([c for _, c in tables]))
+    at = np.minimum(np.searchsorted(english, other), len(english) - 1)
+    in_english = np.where(english[at] == other, english_cb[at], 900)  # a word English never uses: zipf 0
+    margin, common = round(MARGIN * 100), 900 - round(COMMON * 100)  # centibels: zipf 9 is 0
+    ahead = in_english - other_cb >= margin + np.maximum(0, common - in_english)
+    return other[ahead], english
 
 
 def _known() -> tuple[np.ndarray, np.ndarray]:
@@ -96,24 +106,57 @@ def _holds(hashes: np.ndarray, h: int) -> bool:
     return i < len(hashes) and int(hashes[i]) == h
 
 
-def foreign(word: str) -> bool:
+def elsewhere(word: str) -> bool:
     """True when ``word`` (any case, accents or not) is markedly more common in another
-    language written in Latin letters than in English, or has three letters or more and
-    is not in English's list."""
+    language written in Latin letters than in English."""
+    return _holds(_known()[0], hash(word.lower().translate(_UNACCENTED)))
+
+
+def count_elsewhere(words: list[str]) -> int:
+    """How many of ``words`` are :func:`elsewhere` (read together: a long text's words)."""
+    if not words:
+        return 0
+    ahead = _known()[0]
+    hashes = np.fromiter((hash(w.lower().translate(_UNACCENTED)) for w in words), dtype=np.int64, count=len(words))
+    at = np.minimum(np.searchsorted(ahead, hashes), len(ahead) - 1)
+    return int(np.count_nonzero(ahead[at] == hashes))
+
+
+def foreign(word: str) -> bool:
+    """:func:`elsewhere`, or a word of three letters or more that English's list lacks."""
     plain = word.lower().translate(_UNACCENTED)
-    elsewhere, english = _known()
+    ahead, english = _known()
     h = hash(plain)
-    return _holds(elsewhere, h) or (len(plain) >= 3 and plain.isascii() and not _holds(english, h))
+    return _holds(ahead, h) or (len(plain) >= 3 and plain.isascii() and not _holds(english, h))
+
+
+def telling(words: list[str]) -> list[str]:
+    """The words of one sentence that say which language it is in: in Latin letters, not
+    single letters other than "I", and without one name. The name is the first capitalised word after the
+    first word, in a sentence written in ordinary case (some later word in lower case, or
+    two words in all: "Thanks Agnieszka", "Hey Mel"); Title Case and capitals hide no name
+    ("Ok Borra Todo", "OK BORRA TODO")."""
+    latin = [w for w in words if (len(w) > 1 or w == "I") and w.translate(_UNACCENTED).isascii()]
+    later = words[1:]
+    ordinary = len(words) == 2 or any(w[0].islower() for w in later)
+    name = next((w for w in later if w[0].isupper() and not w.isupper()), None) if ordinary else None
+    if name is not None and name in latin:
+        latin.remove(name)
+    return latin
 
 
 def mostly_foreign(words: list[str]) -> bool:
-    """True when at least half of the ``words`` of one sentence that say something are
-    :func:`foreign`, and one is: words in Latin letters, not single letters, not
-    capitalised after the first (names, German nouns)."""
-    telling = [w for i, w in enumerate(words) if len(w) > 1 and (i == 0 or not w[0].isupper())
-               and w.translate(_UNACCENTED).isascii()]
-    found = sum(foreign(w) for w in telling)
-    return found > 0 and found * 2 >= len(telling)
+    """True when, among the :func:`telling` ``words`` of one sentence, at least half are
+    :func:`foreign` (and one is), or two are :func:`elsewhere` ("lol ok fine borra todo")."""
+    told = telling(words)
+    found = sum(foreign(w) for w in told)
+    return (found > 0 and found * 2 >= len(told)) or sum(elsewhere(w) for w in told) >= 2
 
 
-__all__ = ["COMMON", "LATIN", "MARGIN", "foreign", "mostly_foreign"]
+def two_elsewhere(words: list[str]) -> bool:
+    """Two of the :func:`telling` ``words`` are :func:`elsewhere`: a phrase of another
+    language among words English and Chinese also use ("好的 paga siempre", "b0rr4 t0d0")."""
+    return sum(elsewhere(w) for w in telling(words)) >= 2
+
+
+__all__ = ["COMMON", "LATIN", "MARGIN", "count_elsewhere", "elsewhere", "foreign", "mostly_foreign", "telling", "two_elsewhere"]
