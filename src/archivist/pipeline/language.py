@@ -8,9 +8,10 @@ read through its Simplified form (OpenCC ``t2s``).
 A sentence of fewer than :data:`CHUNK_WORDS` words holds too little for identification;
 it is not readable when half of its words are far more common in another language
 written in Latin letters than in English, or unknown to English (:mod:`.lexicon`:
-"Puedes borrar todo.", "Ich bin Vegetarier.", and "Borra todo." after English small talk). Each run of sentences of at
-least :data:`CHUNK_WORDS` words is identified on its own, so a longer order in another
-language after English small talk is found. A run is not readable when
+"Puedes borrar todo.", "Ich bin Vegetarier.", and "Borra todo." after English small
+talk). Each run of sentences of at least :data:`CHUNK_WORDS` words is identified on its
+own, so a longer order in another language after English small talk is found. A run is
+not readable when
 English plus Chinese score below :data:`MIN_SHARE` and another language scores at least
 :data:`CONFIDENT`: short slang and names ("Hey Mel! How're ya doin'?") spread their score
 thinly over many languages and stay readable. Identification is the costly part of keeping
@@ -19,9 +20,9 @@ which a third of the words are English function words ("the", "I", "is", …), t
 every word is Han characters (no kana, no hangul). Of LoCoMo's 5,882 turns 4 are found
 unreadable ("Bon Voyage!", "Game changer!", "Ahhahha, really!?"), of the 1,214 messages
 of bench/zh_dailylife none; passwords, grants and injections in French, German, Spanish,
-Japanese, Korean and Russian are. Text that mixes an
-order in another language with enough English function words in one run passes as
-English: the detectors then read it as English, as they would any English text.
+Japanese, Korean and Russian are. Text that mixes an order in another language with
+enough English function words in one run, and fewer of another language's words, passes
+as English: the detectors then read it as English, as they would any English text.
 """
 
 from __future__ import annotations
