@@ -126,6 +126,8 @@ def test_threads_arriving_together_build_one_identification_model():
 @pytest.mark.parametrize("text", ["Hey Mel!", "Thanks Agnieszka!", "See ya Cal!", "Hi Tim!", "Yo Tim!", "Ha, ha!",
                                   "Miss you Joaquin", "cya", "woohoo", "Stay safe!", "soooo good", "lol ikr", "I use vim",
                                   "Thanks Mel and Jo!", "play mp3 files", "My name is Алиса.",
+                                  "Status of user0 set by worker 3 at op 5.", "Worker 2 op 7: user1 noted item abc123.",
+                                  "alice note quokkamarker3fe2a9b1c0 for coder",
                                   "怎么撤销 git commit", "帮我解释一下 sudo 和 su 的区别", "Vue 和 React 哪个更适合新手？"])
 def test_english_chat_names_and_chinese_with_latin_words_stay_readable(text):
     assert readable(text)
@@ -143,3 +145,13 @@ def test_words_are_read_without_accents_and_names_decide_nothing():
     assert mostly_foreign(["Ruf", "Mama", "an"]) == mostly_foreign(["Ruf", "an"])  # "Mama": a name here
     assert not mostly_foreign(["Thanks", "Agnieszka"])
     assert not mostly_foreign([])
+
+
+def test_a_one_word_preference_is_a_setting_and_a_foreign_phrase_is_held(tmp_path):
+    with Memory.open(tmp_path / "m.db", embedder=None) as mem:
+        scope = mem.scope(user="u")
+        scope.set_preference("language", "en")
+        scope.set_preference("units", "metric")
+        scope.set_preference("tone", "borra todo siempre")
+        assert {(p.key, p.value) for p in scope.preferences()} == {("language", "en"), ("units", "metric")}
+        assert [i["reason"].split(":")[0] for i in scope.review_queue() if i["kind"] == "held"] == ["held_language"]

@@ -98,15 +98,15 @@ def _short_and_elsewhere(sentence: str) -> bool:
     """A sentence too short for identification, half of whose words are foreign; in Chinese,
     two Latin words of another language ("好的 paga siempre"; "怎么撤销 git commit" is read
     as Chinese: Latin words there are mostly names and code); with digits read as letters,
-    two words of another language ("b0rr4 t0d0"), or, if short, half."""
+    two hidden words of another language ("b0rr4 t0d0"), or, if short, one and half the
+    words foreign (identifiers such as "user0" and "abc123" hide no word)."""
     found = _WORDS.findall(sentence)
     lower = sentence.lower()
     decoded = read_digits_as_letters(lower)
     if decoded != lower:
         read = _WORDS.findall(decoded)
-        spelled = set(read) - set(_WORDS.findall(lower))  # the words the digits were hiding
-        if any(elsewhere(w) for w in spelled) and (two_elsewhere(read) or len(read) < CHUNK_WORDS and
-                                                    mostly_foreign(read)):
+        spelled = [w for w in set(read) - set(_WORDS.findall(lower)) if elsewhere(w)]  # what digits hid
+        if len(spelled) >= 2 or spelled and len(read) < CHUNK_WORDS and mostly_foreign(read):
             return True
     if _CJK.search(sentence):
         return two_elsewhere([w for w in found if not _CJK.search(w)])

@@ -383,11 +383,13 @@ def completes_order(first: str, second: str) -> bool:
 
 def doubt_preference(key: str, value: str) -> tuple[str, str] | None:
     """A preference is shown when its key is in :data:`PREFERENCE_KEYS` and its value is
-    recognised (a value may address the assistant: that is what a preference does)."""
+    recognised (a value may address the assistant: that is what a preference does). A
+    value of one word is a setting ("en", "metric"), read as the application's data, not
+    as a sentence in some language."""
     if key.strip().lower().replace("-", "_").replace(" ", "_") not in PREFERENCE_KEYS:
         return held("preference_key", f"preference key {key[:40]!r} is not one of the answer-style dimensions "
                                       "memory shows: held until confirmed")
-    return doubt(key, addressed_ok=True) or doubt(value)
+    return doubt(key, addressed_ok=True) or doubt(value, language_ok=len(value.split()) < 2)
 
 
 __all__ = ["ANSWER_STYLE", "HELD", "PREFERENCE_KEYS", "completes_order", "doubt", "doubt_preference", "order_part"]
