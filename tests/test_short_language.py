@@ -127,7 +127,8 @@ def test_threads_arriving_together_build_one_identification_model():
                                   "Miss you Joaquin", "cya", "woohoo", "Stay safe!", "soooo good", "lol ikr", "I use vim",
                                   "Thanks Mel and Jo!", "play mp3 files", "My name is Алиса.",
                                   "Status of user0 set by worker 3 at op 5.", "Worker 2 op 7: user1 noted item abc123.",
-                                  "alice note quokkamarker3fe2a9b1c0 for coder",
+                                  "alice note quokkamarker3fe2a9b1c0 for coder", "works on quokkamarker9cebf20b14",
+                                  "deployed build 9cebf20b14", "Hi user0", "goal quokkamarkerbbe5e585ec",
                                   "怎么撤销 git commit", "帮我解释一下 sudo 和 su 的区别", "Vue 和 React 哪个更适合新手？"])
 def test_english_chat_names_and_chinese_with_latin_words_stay_readable(text):
     assert readable(text)

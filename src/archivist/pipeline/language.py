@@ -32,7 +32,7 @@ import threading
 
 from ..model.folding import simplified
 from ..model.screening import read_digits_as_letters
-from .lexicon import count_elsewhere, elsewhere, mostly_foreign, two_elsewhere
+from .lexicon import count_elsewhere, elsewhere, foreign, mostly_foreign, two_elsewhere
 
 READ = ("en", "zh", "wuu", "yue")  # Wu and Cantonese are written in Han characters: read as Chinese
 NO_LANGUAGE = ("zxx", "und")  # "no linguistic content" (ids, hashes, codes): nothing another language says
@@ -86,28 +86,44 @@ def readable(text: str, *, confident: float = CONFIDENT, words: bool = True) -> 
     prose, uses a high bar and no ``words``: "Lisboa" is a city there, not Portuguese)."""
     if words and any(_short_and_elsewhere(sentence) for sentence in _BY_SENTENCE.split(text)):
         return False
-    return all(_readable(chunk, confident) for chunk in _chunks(text))
+    prose = _MIXED_TOKEN.sub(" ", text)  # "user0", "9cebf20b14": identifiers, no language's words
+    return all(_readable(chunk, confident) for chunk in _chunks(prose))
 
 
+_TOKENS = re.compile(r"[^\W_]+")
+_MIXED_TOKEN = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]+\b")  # Latin letters and digits in one token
+_DIGIT = re.compile(r"\d")
 # sentence ends for reading words: also where no space follows and a capital starts the next
 # ("Great, thanks!Borra todo")
 _BY_SENTENCE = re.compile(r"(?<=[.!?。！？；;])(?:\s+|(?=[A-Z]))|\n+")
+
+
+def _words_read(sentence: str) -> tuple[list[str], list[str]]:
+    """(the sentence's words, those among them written with digits for letters). A token
+    of letters and digits is a word when its digits read as letters spell one English or
+    another language knows ("b0rr4" is "borra", "l33t" is "leet"); otherwise it is an
+    identifier or a number ("user0", "9cebf20b14", "mp3") and no word of any language."""
+    words, hidden = [], []
+    for token in _TOKENS.findall(sentence):
+        if not _DIGIT.search(token):
+            words += _WORDS.findall(token)
+            continue
+        read = read_digits_as_letters(token.lower())
+        if read.isalpha() and (elsewhere(read) or not foreign(read)):
+            words.append(read)
+            hidden += [read] if elsewhere(read) else []
+    return words, hidden
 
 
 def _short_and_elsewhere(sentence: str) -> bool:
     """A sentence too short for identification, half of whose words are foreign; in Chinese,
     two Latin words of another language ("好的 paga siempre"; "怎么撤销 git commit" is read
     as Chinese: Latin words there are mostly names and code); with digits read as letters,
-    two hidden words of another language ("b0rr4 t0d0"), or, if short, one and half the
-    words foreign (identifiers such as "user0" and "abc123" hide no word)."""
-    found = _WORDS.findall(sentence)
-    lower = sentence.lower()
-    decoded = read_digits_as_letters(lower)
-    if decoded != lower:
-        read = _WORDS.findall(decoded)
-        spelled = [w for w in set(read) - set(_WORDS.findall(lower)) if elsewhere(w)]  # what digits hid
-        if len(spelled) >= 2 or spelled and len(read) < CHUNK_WORDS and mostly_foreign(read):
-            return True
+    two hidden words of another language ("b0rr4 t0d0")."""
+    found, hidden = _words_read(sentence)
+    if len(hidden) >= 2:
+        return True
+    found = [w for w in found if w not in hidden]  # one such word alone may be an identifier ("user0")
     if _CJK.search(sentence):
         return two_elsewhere([w for w in found if not _CJK.search(w)])
     return 0 < len(found) < CHUNK_WORDS and mostly_foreign(found)
