@@ -36,9 +36,14 @@ def run_and_kill(db: Path, seed: int, rng: random.Random) -> list[list[str]]:
     assert child.stdout.readline().strip() == "READY", child.stderr.read()
     time.sleep(rng.uniform(0.05, 2.5))
     os.kill(child.pid, signal.SIGKILL)
-    out, err = child.communicate(timeout=30)
+    # read through the same file objects as the READY line: ``communicate`` reads the raw
+    # pipes and would lose what ``readline`` had already buffered past READY
+    out, err = child.stdout.read(), child.stderr.read()
+    child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL, f"the worker ended by itself: {err[-2000:]}"
-    return [line.split() for line in out.splitlines()]
+    # only whole lines were announced: a kill can cut the last one short
+    whole = out.split("\n")[:-1]
+    return [line.split() for line in whole if line.strip()]
 
 
 def fts_rows(db: Path) -> list[tuple]:
