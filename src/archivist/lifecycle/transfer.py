@@ -244,7 +244,8 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
     """Import an export into (tenant, user) — the exported user unless ``user`` is given.
     Whole or nothing: when any line is bad (not JSON, malformed, or a record the content
     policy refuses), :class:`InvalidInput` names every bad line by number and reason, and
-    nothing is written. Records the gate holds are imported unconfirmed and queued.
+    nothing is written. Records the gate holds are imported unconfirmed and queued; a
+    profile section it would hold is left out and noted (the profile follows the facts).
     ``progress(stage, done, total)``: stages ``check`` (every record through the gate)
     and ``write``."""
     tick = progress or (lambda stage, done, total: None)
@@ -372,6 +373,11 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             problem = None
         else:
             problem = None
+        if problem and kind == "profile_section" and is_held(problem.code):
+            # a section is shown as it is, so one the gate would hold is left out; the
+            # facts it summed up are imported (held ones unconfirmed) and the profile follows them
+            report.notes.append(f"{source}:{number}: profile section {item.name!r} not imported ({problem})")
+            continue
         if problem:
             bad.append(f"{source}:{number}: {kind if kind in RECORD_TYPES else 'summary'} refused: {problem}")
         vetted.append((kind, item))
