@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from archivist import FixedClock, Memory
+from archivist.errors import InvalidCandidate
 from archivist.model import Status
 from archivist.testing.postgres import drop_database
 from archivist.write import _Lookahead
@@ -364,3 +365,24 @@ def test_a_batch_read_in_several_chunks_decides_as_one_at_a_time(stores):
         else:
             later.append({"content": "The user drinks green tea every morning."})  # kept before the batch
     _same_as_one_at_a_time(whole, single, first + later)
+
+
+@pytest.mark.parametrize("item, said", [
+    ({"content": "The user's trial ends soon.", "valid_untill": "2027-01-01T00:00:00+00:00"}, "'valid_until'"),
+    ({"contnet": "The user likes tea."}, "'content'"),
+    ({"content": "The user likes tea.", "Category": "preference"}, "'category'"),
+    ({"content": "The user likes tea.", "metadata": {"a": 1}}, "an item takes"),
+])
+def test_an_unknown_field_refuses_its_item_and_names_the_field(tmp_path, item, said):
+    """A misspelt field is not dropped without a word: the item is refused with the
+    field's name (and the closest known one); the batch's other items are written."""
+    mem = Memory.open(tmp_path / "m.db", clock=FixedClock(T0))
+    s = mem.scope(user="alice")
+    report = s.remember_many([item, {"content": "The user lives in Lisbon."}])
+    assert [f.content for f in report.saved] == ["The user lives in Lisbon."]
+    (_, why), = report.rejected
+    assert why.code == "invalid_field" and said in why.reason
+    with pytest.raises(InvalidCandidate, match="invalid_field"):
+        s.remember_with_outcome("The user likes jazz.", **{k: v for k, v in item.items() if k != "content"})
+    assert [f.content for f in s.facts(include_candidates=True)] == ["The user lives in Lisbon."]
+    mem.close()

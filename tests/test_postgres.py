@@ -12,9 +12,10 @@ import httpx
 import psycopg
 import pytest
 from conftest import attempted
+from psycopg.conninfo import make_conninfo
 
 from archivist import FixedClock, Memory
-from archivist.errors import SchemaTooNew, StoreError
+from archivist.errors import SchemaTooNew, StoreError, StoreUnavailable
 from archivist.storage.postgres import APP_ROLE, MIGRATIONS, PostgresStore
 
 T0 = "2026-01-01T00:00:00+00:00"
@@ -79,7 +80,7 @@ def test_migrations_are_recorded_once_and_a_newer_schema_is_refused(pg_dsn):
 
 def test_an_unreachable_database_is_one_clear_error(tmp_path):
     dsn = f"postgresql://nobody@/nowhere?host={tmp_path}&connect_timeout=2"
-    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+    with pytest.raises(StoreUnavailable, match="cannot connect to PostgreSQL"):  # a server away: try again later
         PostgresStore(dsn)
     cli = subprocess.run([sys.executable, "-m", "archivist.cli", "facts", "--user", "alice", "--db", dsn],
                          capture_output=True, text=True, timeout=60)
@@ -419,3 +420,11 @@ def test_an_index_an_interrupted_rebuild_left_is_dropped_by_the_next_purge(pg_ds
             assert invalid() == []
             job = mem.store.erasure_job(receipt.erasure_jobs[0])
             assert job.state == "done"
+
+
+def test_a_server_that_refuses_the_connection_is_not_unavailable(pg_dsn):
+    """A database that does not exist is an answer, not an outage: a plain StoreError,
+    which a client does not retry (StoreUnavailable is a 503 and is retried)."""
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as caught:
+        PostgresStore(make_conninfo(pg_dsn, dbname="no_such_database"))
+    assert not isinstance(caught.value, StoreUnavailable)

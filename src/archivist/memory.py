@@ -11,6 +11,7 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import threading
@@ -73,6 +74,7 @@ from .model.folding import simplified, traditional
 from .pipeline.episodes import EpisodePolicy, build_episodes, part_label, screen_turn
 from .pipeline.filtering import FilterResult, MessageFilter, filter_messages
 from .pipeline.governance import (
+    CANDIDATE_FIELDS,
     Action,
     Candidate,
     GovernanceConfig,
@@ -599,6 +601,19 @@ class _ContextMixin:
         return explain(self.trace(trace_id), subject, facts=self.memory.store, identity=self.identity)
 
 
+ITEM_FIELDS = CANDIDATE_FIELDS | {"source_type", "created_at", "thread_id", "turn", "speaker", "context"}
+
+
+def _unknown_fields(names: list[str]) -> str:
+    said = []
+    for name in names[:5]:
+        close = " or ".join(map(repr, difflib.get_close_matches(name, sorted(ITEM_FIELDS), n=2, cutoff=0.75)))
+        said.append(f"{name[:40]!r}" + (f" (did you mean {close}?)" if close else ""))
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return (f"unknown field{'s' if len(names) > 1 else ''} {', '.join(said)}{more}; "
+            f"an item takes {', '.join(sorted(ITEM_FIELDS))}")
+
+
 class MemoryScope(_ContextMixin):
     """Reads and writes of one (tenant, user, agent). Obtain with :meth:`Memory.scope`."""
 
@@ -668,6 +683,10 @@ class MemoryScope(_ContextMixin):
             if not isinstance(raw, dict):
                 parsed.append((raw, Rejection("invalid_shape", f"an item must be a dict, got {type(raw).__name__}"),
                                None, None))
+                continue
+            unknown = sorted(str(k) for k in raw if k not in ITEM_FIELDS)
+            if unknown:  # a misspelt field would otherwise be dropped without a word ("valid_untill")
+                parsed.append((raw, Rejection("invalid_field", _unknown_fields(unknown)), None, None))
                 continue
             try:
                 source = SourceType(str(raw.get("source_type") or SourceType.EXPLICIT).lower())

@@ -260,6 +260,10 @@ def _time(value: Any) -> datetime | None:
     raise InvalidCandidate(f"invalid_valid_until: not an ISO-8601 time: {value!r}")
 
 
+CANDIDATE_FIELDS = frozenset({"content", "category", "scope", "durability", "authority", "confidence", "key", "kind",
+                              "evidence_message_id", "evidence_text", "valid_until", "explicit"})
+
+
 def parse_candidate(
     raw: Any,
     config: GovernanceConfig = GovernanceConfig(),

@@ -10,7 +10,7 @@ from ..core import SQLStore
 from ..core.backend import MAINTENANCE
 from ..core.erasure import erasure_mode
 from ..core.migrate import applied, check_known, migrate
-from .engine import APP_ROLE, PostgresEngine, redact_dsn
+from .engine import APP_ROLE, PostgresEngine, connect_error, redact_dsn
 from .eraser import PostgresEraser
 from .keywords import PostgresKeywords
 from .schema import (
@@ -72,7 +72,7 @@ def _prepare(psycopg, dsn: str) -> str | None:
     try:
         conn = psycopg.connect(dsn, autocommit=True)
     except psycopg.Error as exc:
-        raise StoreError(f"{where}: cannot connect to PostgreSQL ({str(exc).strip()})") from exc
+        raise connect_error(where, exc) from exc
     with conn:
         try:
             target = PostgresMigrations(conn)

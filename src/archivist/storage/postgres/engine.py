@@ -52,6 +52,21 @@ WAIT_WHILE_DOWN = 3.0
 GONE = ("57P01", "57P02", "57P03")
 
 
+
+#: a server's refusal that passes by itself (libpq gives a connection's refusal as text only)
+_PASSING = re.compile(r"starting up|shutting down|in recovery|too many (?:clients|connections)|"
+                      r"connection slots are reserved", re.I)
+
+
+def connect_error(where: str, exc: Exception) -> StoreError:
+    """A failed connection as the store's error: the server out of reach (no answer, a
+    refused or dropped connection) or starting up is :class:`StoreUnavailable`, worth
+    trying again; a server's refusal (a wrong password, no such database) is a plain
+    :class:`StoreError`, as trying again would only repeat it."""
+    text = str(exc).strip()
+    refused = "FATAL:" in text and not _PASSING.search(text)
+    return (StoreError if refused else StoreUnavailable)(f"{where}: cannot connect to PostgreSQL ({text})")
+
 class PostgresDialect(Dialect):
     name = "postgres"
     for_update = " FOR UPDATE"
@@ -134,7 +149,7 @@ class PostgresEngine(Engine):
     def __init__(self, dsn: str, *, min_size: int, max_size: int, connect_timeout: float,
                  app_role: str | None) -> None:
         import psycopg
-        from psycopg_pool import ConnectionPool
+        from psycopg_pool import ConnectionPool, PoolTimeout
 
         self.psycopg = psycopg
         self.dsn = dsn
@@ -151,7 +166,8 @@ class PostgresEngine(Engine):
             self._pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:
             self._pool.close()
-            raise StoreError(f"{self.path}: cannot open a connection pool ({exc})") from exc
+            error = StoreUnavailable if isinstance(exc, PoolTimeout) else StoreError
+            raise error(f"{self.path}: cannot open a connection pool ({exc})") from exc
 
     def _configure(self, conn) -> None:
         from pgvector.psycopg import register_vector
@@ -165,7 +181,7 @@ class PostgresEngine(Engine):
         try:
             return self.psycopg.connect(self.dsn, autocommit=True)
         except self.psycopg.Error as exc:
-            raise StoreUnavailable(f"{self.path}: cannot connect to PostgreSQL ({str(exc).strip()})") from exc
+            raise connect_error(self.path, exc) from exc
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
