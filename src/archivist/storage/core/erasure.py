@@ -72,7 +72,9 @@ class ErasureJobs(Scoped):
     def wait_for_erasure(self, timeout: float | None = None) -> bool:
         """Block until no erasure job is open (this process runs them meanwhile); True
         when every job is done — False if ``timeout`` seconds passed first, or a job
-        failed (forgotten bytes may remain: its note says why, ``purge`` finishes it)."""
+        failed (forgotten bytes may remain: its note says why, ``purge`` finishes it).
+        An erasure this call began is finished before the deadline is checked (a rebuild
+        is not left half done), so it can return later than ``timeout``."""
         deadline = None if timeout is None else _now() + timedelta(seconds=timeout)
         while self.erasure_jobs(open_only=True, limit=1):
             if deadline is not None and _now() >= deadline:
