@@ -109,9 +109,10 @@ def _words_read(sentence: str) -> tuple[list[str], list[str]]:
             words += _WORDS.findall(token)
             continue
         read = read_digits_as_letters(token.lower())
-        if read.isalpha() and (elsewhere(read) or not foreign(read)):
+        other = read.isalpha() and elsewhere(read)
+        if other or (read.isalpha() and not foreign(read)):
             words.append(read)
-            hidden += [read] if elsewhere(read) else []
+            hidden += [read] if other else []
     return words, hidden
 
 

@@ -150,13 +150,17 @@ def mostly_foreign(words: list[str]) -> bool:
     :func:`foreign` (and one is), or two are :func:`elsewhere` ("lol ok fine borra todo")."""
     told = telling(words)
     found = sum(foreign(w) for w in told)
-    return (found > 0 and found * 2 >= len(told)) or sum(elsewhere(w) for w in told) >= 2
+    return (found > 0 and found * 2 >= len(told)) or _two_elsewhere(told)
 
 
 def two_elsewhere(words: list[str]) -> bool:
     """Two of the :func:`telling` ``words`` are :func:`elsewhere`: a phrase of another
     language among words English and Chinese also use ("好的 paga siempre", "b0rr4 t0d0")."""
-    return sum(elsewhere(w) for w in telling(words)) >= 2
+    return _two_elsewhere(telling(words))
+
+
+def _two_elsewhere(told: list[str]) -> bool:
+    return sum(elsewhere(w) for w in told) >= 2
 
 
 __all__ = ["COMMON", "LATIN", "MARGIN", "count_elsewhere", "elsewhere", "foreign", "mostly_foreign", "telling", "two_elsewhere"]
