@@ -347,3 +347,39 @@ def test_an_iban_is_a_bank_account_however_it_is_written_and_whatever_follows_it
                  "acct_DE89370400440532013000_main", "he said to send it to de89 3704 0044 0532 0130 00 tomorrow",
                  "Mon IBAN : FR76 3000 6000 0112 3456 7890 189.", f"Mein Konto: {wrong_key}, danke."):
         assert find_secret(text) == "bank_account", text
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("The API key for my weather app is 7f3e2a91c04b58d6.", "api_key"),  # a new user's first try
+    ("The api key of the staging server is 7f3e2a91c04b58d6", "api_key"),
+    ("The token for the CI runner is 9b1c44e0aa72f3d1.", "api_key"),
+    ("The access token for GitHub: 3c9e1f0a77b24d85", "api_key"),
+    ("The client secret for the Slack bot is Xq7rT2mK9vLp4wZs.", "api_key"),
+    ("The api key name is production-key-2024.", None),  # a key's name: no run mixes letters and digits
+    ("The token count is 12000.", None),
+    ("My API key expires on 2027-01-01.", None),
+    ("The API key for the maps service is stored in Vault.", None),
+    ("The token limit is gpt4o-128k.", None),
+    ("API keys are rotated every 90 days.", None),
+])
+def test_a_credential_given_by_its_name_with_what_it_is_for_is_a_secret(text, kind):
+    from archivist.pipeline.secrets import find_secret
+
+    assert find_secret(text) == kind
+
+
+def test_a_named_api_key_is_refused_on_the_write_path_and_never_kept_as_said(tmp_path):
+    from archivist import Memory
+    from archivist.errors import WriteRejected
+
+    mem = Memory.open(tmp_path / "m.db")
+    s = mem.scope(user="alice")
+    with pytest.raises(WriteRejected, match="secret"):
+        s.remember("The API key for my weather app is 7f3e2a91c04b58d6.")
+    s.learn([{"id": "u1", "role": "user",
+              "content": "The API key for my weather app is 7f3e2a91c04b58d6. Can you check why it fails?"}],
+            thread_id="t1")
+    shown = s.context("Why does my weather app fail?", budget=2000).to_messages()
+    assert "7f3e2a91c04b58d6" not in str(shown) and "weather" in str(shown)  # the turn is kept, the key is not
+    assert all("7f3e2a91c04b58d6" not in f.content for f in s.facts(include_candidates=True))
+    mem.close()

@@ -149,6 +149,21 @@ _CODES = prefiltered(re.compile(r"\b(?:2fa|mfa|otp|one-time|one time|verificatio
 _PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>|–|—|\s-\s|[:：=]|\s(?:is|ist|lautet|es|est|é|"
                              rf"c'est|era|è|это|は|是|为)\s|\bfor\s+(?:the\s+|my\s+)?\w+(?:\s+\w+)?\s+(?:is|are)\b)"
                              rf"\s*[\"'“‘]?(\S{{4,}})", re.I)
+# A credential given by its name, with what it is for between: "the API key for my weather
+# app is 7f3e2a91c04b58d6", "the token of the CI runner: 9b1c…". The value is a key's when a
+# run of ten or more letters and digits in it mixes both (a key's name, "prod-key-2024", is not).
+_KEY_GIVEN = prefiltered(re.compile(
+    r"\b(?:api[ _-]?key|apikey|access[ _-]?(?:key|token)|auth(?:entication)?[ _-]?token|secret[ _-]?key|"
+    r"client[ _-]?secret|app[ _-]?secret|bearer[ _-]?token|token)s?\b[^.\n]{0,40}?(?:\s(?:is|was|=)\s|[:：=])\s*"
+    r"[\"'“‘`]?([A-Za-z0-9_\-+/=.]{10,})", re.I))
+_KEY_RUN = re.compile(r"[A-Za-z0-9]{10,}")
+
+
+def _key_shaped(value: str) -> bool:
+    return any(re.search(r"\d", run) and re.search(r"[A-Za-z]", run) and len(set(run.lower())) >= 6
+               for run in _KEY_RUN.findall(value))
+
+
 # A login given with its password without the word ("Netflix login is jenny@x.org / Sunflower!88"),
 # a lock's combination, the start or end of a PIN or code.
 _LOGIN_GIVEN = re.compile(r"\b(?:login|log-?in|sign-?in|credentials?|account|user(?:name)?|账号|帐号|登录)\b[^\n]{0,20}?"
@@ -375,6 +390,8 @@ def _find_secret(t: str) -> str | None:
             value = after.group(1) if after else None
         if value and _password_like(value):
             return "password"
+    if any(_key_shaped(m.group(1)) for m in _KEY_GIVEN.finditer(t)):
+        return "api_key"
     for m in _PASSWORD_GIVEN.finditer(t):
         about = _ABOUT_PASSWORDS.search(m.group(0))  # "my password manager is bitwarden": not the password
         if _password_like(m.group(1)) or (not about and _plain_word_given(m.group(1), t[m.end():], zh=False)):
