@@ -131,6 +131,7 @@ def test_a_near_miss_gets_no_key(text):
     ("The user lives in Berlin.", "home_city"), ("The user works at Google.", "employer"),
     ("The user is a backend engineer.", "job_role"), ("用户叫王磊。", "name"), ("用户喜欢用深色主题。", "ui_theme"),
     ("用户缩进用空格。", "indentation"), ("The user moved to Seattle.", "home_city"),
+    ("I moved from Berlin to Lisbon.", "home_city"), ("I relocated from São Paulo to Porto in May.", "home_city"),
 ])
 def test_a_clause_that_states_the_attribute_gets_its_key(text, key):
     assert infer_key(text) == key
@@ -330,3 +331,17 @@ def test_a_long_or_oddly_spaced_fact_leaves_stored_traces(store_target, clock):
     assert "Lisbon" not in stored and "flower pot" not in stored
     assert "Lisbon" not in s.why(view.trace.id, long.id)
     mem.close()
+
+
+@pytest.mark.parametrize("text", ["I moved from the team to Platform.", "I moved from Vim to VS Code.",
+                                  "My sister moved from Berlin to Lisbon.", "I moved the meeting from Monday to Friday."])
+def test_a_move_from_something_that_is_not_a_city_gets_no_key(text):
+    assert infer_key(text) is None
+
+
+def test_a_move_from_one_city_to_another_replaces_the_home_city(mem):
+    s = mem.scope(user="nu")
+    old = s.remember("I live in Berlin.")
+    new = s.remember("I moved from Berlin to Lisbon.")
+    assert new.key == "home_city" and new.supersedes == old.id
+    assert [f.content for f in s.facts()] == ["I moved from Berlin to Lisbon."]

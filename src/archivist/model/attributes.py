@@ -78,7 +78,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"民宿|医院|朋友家|亲戚家|同学家|宿舍)"
               r"[\u4e00-\u9fff]{2,8}",
               r"\b(?:lives?|living|resides?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
-              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _NOT_A_TOOL + _CAP),
+              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:from\s+(?-i:[A-Z])[^,.;!?]{0,40}?\s+)?to\s+" + _NOT_A_TOOL + _CAP),
     Attribute("work_city", "location", "context", "the city the user works in",
               r"在(?:北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|香港|台北|新加坡|东京|纽约|伦敦|柏林|"
               r"巴黎|硅谷|旧金山|西雅图|[\u4e00-\u9fff]{1,3}市)(?:工作|上班|办公|(?:做|当)[^，。；]{0,6}?(?:开发|工程师|程序员|设计|"
