@@ -159,3 +159,51 @@ def test_a_profile_section_the_gate_refuses_still_stops_the_whole_import(tmp_pat
     assert dst.scope(user="alice").facts(include_candidates=True) == []
     src.close()
     dst.close()
+
+
+def _profile_follows_after_import(tmp_path, clock, edit=lambda r: r):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    s = src.scope(user="nu")
+    s.learn([{"id": "u1", "role": "user", "content": "I live in Lisbon and I work as a nurse."}], thread_id="t1")
+    assert "Lisbon" in s.profile().sections["personal_context"].summary
+    lines = [json.dumps(edit(json.loads(line)), ensure_ascii=False) for line in dump(src, user="nu")]
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    import_jsonl(dst, lines, tenant="default")
+    moved = dst.scope(user="nu")
+    assert "Lisbon" in moved.profile().sections["personal_context"].summary
+    clock.advance(days=1)
+    moved.remember("I moved to Porto.")
+    profile = moved.profile().sections.get("personal_context")
+    assert profile is None or "Lisbon" not in profile.summary  # the replaced fact's sentence went with it
+    src.close()
+    dst.close()
+
+
+def test_an_imported_profile_follows_the_facts_it_cites(tmp_path, clock):
+    _profile_follows_after_import(tmp_path, clock)
+
+
+def test_a_profile_section_of_an_older_export_cites_the_facts_it_states(tmp_path, clock):
+    def older(record):  # exports before the sentences were carried
+        record.pop("sentences", None)
+        return record
+
+    _profile_follows_after_import(tmp_path, clock, older)
+
+
+def test_a_section_sentence_citing_a_fact_forgotten_here_is_not_imported(tmp_path, clock):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    s = src.scope(user="nu")
+    s.learn([{"id": "u1", "role": "user", "content": "I live in Lisbon and I work as a nurse."}], thread_id="t1")
+    lines = dump(src, user="nu")
+    home = next(f for f in s.facts() if "Lisbon" in f.content)
+    s.forget(home.id)
+    tombstones = [line for line in dump(src, user="nu") if '"tombstone"' in line]
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    import_jsonl(dst, [lines[0], *tombstones], tenant="default")  # this store forgot it too
+    report = import_jsonl(dst, lines, tenant="default")  # the export made before the forget
+    assert any("was forgotten here" in n for n in report.notes)
+    said = " ".join(sec.summary for sec in dst.scope(user="nu").profile().sections.values())
+    assert "nurse" in said and "Lisbon" not in said and "Lisbon" not in "\n".join(dump(dst, user="nu"))
+    src.close()
+    dst.close()

@@ -40,6 +40,7 @@ from ..model import (
     Kind,
     Preference,
     ProfileSection,
+    ProfileSentence,
     Provenance,
     SourceType,
     Status,
@@ -59,6 +60,7 @@ from ..pipeline.recognise import doubt, doubt_preference
 from ..pipeline.secrets import find_secret
 from ..ports import MemoryPort
 from ..storage.base import Store
+from .profile import section, split_sentences, states
 
 FORMAT, VERSION = "archivist", 1
 MAX_BAD_LINES = 50  # an import that fails names at most this many of its bad lines
@@ -147,7 +149,8 @@ def export_records(memory: MemoryPort, tenant: str, user: str) -> Iterator[dict[
         if not s.summary.strip():  # every sentence went with the facts it stated: nothing to carry
             continue
         yield {"type": "profile_section", "section": name, "summary": s.summary, "updated_at": s.updated_at.isoformat(),
-               "source_message_ids": list(s.source_message_ids)}
+               "source_message_ids": list(s.source_message_ids),
+               "sentences": [{"text": x.text, "facts": list(x.facts)} for x in s.sentences]}
     for pref in store.get_preferences(Identity(tenant, user, agents[0])):
         yield {"type": "preference", "key": pref.key, "value": pref.value, "trusted": pref.trusted,
                "source": pref.source, "version": pref.version, "updated_at": pref.updated_at.isoformat(),
@@ -286,7 +289,8 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                     continue
                 check_text(r["summary"], "summary", max_chars=8000)
                 other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
-                                                   tuple(r.get("source_message_ids") or ()))))
+                                                   tuple(r.get("source_message_ids") or ()),
+                                                   _sentences(r.get("sentences")))))
             elif kind == "preference":
                 if not isinstance(r["trusted"], bool):
                     raise ValueError(f"trusted must be true or false, got {r['trusted']!r}")
@@ -364,6 +368,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             problem = screen(item.content, detect_grants=False) if find_secret(item.content) else None
         elif kind == "profile_section":
             problem = screen(item.summary) or _held(doubt(item.summary))
+            item = _cited(item, dropped, [f for _, f in facts])
         elif kind == "preference":
             problem = screen(item.key) or screen(item.value)
             if problem is None and item.trusted and doubt_preference(item.key, item.value):
@@ -416,6 +421,32 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
     return report
+
+
+def _sentences(raw: Any) -> tuple[ProfileSentence, ...]:
+    """A section's sentences as exported: ``[{"text", "facts"}]`` (none in older exports)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(x, dict) and isinstance(x.get("text"), str)
+                                            and isinstance(x.get("facts", []), list)
+                                            and all(isinstance(i, str) for i in x.get("facts", [])) for x in raw):
+        raise ValueError('sentences must be a list of {"text": "...", "facts": ["fact id", ...]}')
+    return tuple(ProfileSentence(x["text"], tuple(x.get("facts", []))) for x in raw)
+
+
+def _cited(imported: ProfileSection, dropped: set[str], facts: list[Fact]) -> ProfileSection:
+    """The section with the facts each sentence states, so that it follows them here as it
+    did where it was exported: the exported sentences when they are its summary (less any
+    that cite a fact not imported); otherwise (an older export, an edited summary) each
+    sentence cites the imported live facts it states, and one that states none stays as
+    the application's words."""
+    if imported.sentences and " ".join(x.text for x in imported.sentences) == imported.summary:
+        kept = [x for x in imported.sentences if not set(x.facts) & dropped]
+    else:
+        live = [f for f in facts if f.status is Status.COMMITTED and not f.is_episode]
+        kept = [ProfileSentence(text, tuple(f.id for f in live if states(text, f)))
+                for text in split_sentences(imported.summary)]
+    return section(imported.name, kept, imported.updated_at, imported.source_message_ids)
 
 
 def _held(unsure: tuple[str, str] | None) -> Rejection | None:
