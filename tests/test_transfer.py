@@ -9,7 +9,12 @@ from conftest import candidate, turn
 
 from archivist import Memory
 from archivist.errors import InvalidInput
-from archivist.lifecycle.transfer import export_jsonl, export_markdown, import_jsonl, import_markdown
+from archivist.lifecycle.transfer import (
+    export_jsonl,
+    export_markdown,
+    import_jsonl,
+    import_markdown,
+)
 from archivist.model import Status
 
 
@@ -207,3 +212,34 @@ def test_a_section_sentence_citing_a_fact_forgotten_here_is_not_imported(tmp_pat
     assert "nurse" in said and "Lisbon" not in said and "Lisbon" not in "\n".join(dump(dst, user="nu"))
     src.close()
     dst.close()
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda r: r.update(valid_untill=r.pop("valid_until")), "'valid_untill' (did you mean 'valid_until'?)"),
+    (lambda r: r.update(confidnce=0.1), "'confidnce' (did you mean 'confidence'?)"),
+    (lambda r: r.update(categroy=r.pop("category")), "'categroy' (did you mean 'category'?)"),
+    (lambda r: r["provenance"].update(mesage_id="m1"), "provenance: unknown field 'mesage_id'"),
+    (lambda r: r.update(category="preferences"), "category must be one of preference, "),
+])
+def test_a_hand_edited_fact_with_a_misspelt_field_or_value_stops_the_import_and_says_which(tmp_path, clock, edit, said):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(src, clock)
+    records = [json.loads(line) for line in dump(src)]
+    edit(next(r for r in records if r.get("type") == "fact"))
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    with pytest.raises(InvalidInput, match="nothing was imported") as caught:
+        import_jsonl(dst, [json.dumps(r, ensure_ascii=False) for r in records], tenant="default", source="edited.jsonl")
+    assert said in str(caught.value)
+    assert dst.scope(user="alice").facts(include_history=True, include_candidates=True) == []
+    src.close()
+    dst.close()
+
+
+def test_every_exported_record_carries_only_the_fields_import_reads(tmp_path, clock):
+    from archivist.lifecycle.transfer import RECORD_FIELDS
+
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(src, clock)
+    for record in map(json.loads, dump(src)[1:]):
+        assert set(record) <= RECORD_FIELDS[record["type"]], record["type"]
+    src.close()

@@ -11,7 +11,6 @@ and rendering meet. Everything else is a pure stage or a backend.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import threading
@@ -89,6 +88,7 @@ from .pipeline.governance import (
     parse_profile_update,
     prejudge,
     screen,
+    unknown_fields,
     vet_summary,
 )
 from .pipeline.recognise import HELD, doubt_preference
@@ -604,16 +604,6 @@ class _ContextMixin:
 ITEM_FIELDS = CANDIDATE_FIELDS | {"source_type", "created_at", "thread_id", "turn", "speaker", "context"}
 
 
-def _unknown_fields(names: list[str]) -> str:
-    said = []
-    for name in names[:5]:
-        close = " or ".join(map(repr, difflib.get_close_matches(name, sorted(ITEM_FIELDS), n=2, cutoff=0.75)))
-        said.append(f"{name[:40]!r}" + (f" (did you mean {close}?)" if close else ""))
-    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-    return (f"unknown field{'s' if len(names) > 1 else ''} {', '.join(said)}{more}; "
-            f"an item takes {', '.join(sorted(ITEM_FIELDS))}")
-
-
 class MemoryScope(_ContextMixin):
     """Reads and writes of one (tenant, user, agent). Obtain with :meth:`Memory.scope`."""
 
@@ -684,9 +674,9 @@ class MemoryScope(_ContextMixin):
                 parsed.append((raw, Rejection("invalid_shape", f"an item must be a dict, got {type(raw).__name__}"),
                                None, None))
                 continue
-            unknown = sorted(str(k) for k in raw if k not in ITEM_FIELDS)
-            if unknown:  # a misspelt field would otherwise be dropped without a word ("valid_untill")
-                parsed.append((raw, Rejection("invalid_field", _unknown_fields(unknown)), None, None))
+            unknown = unknown_fields(raw, ITEM_FIELDS)
+            if unknown:
+                parsed.append((raw, Rejection("invalid_field", unknown), None, None))
                 continue
             try:
                 source = SourceType(str(raw.get("source_type") or SourceType.EXPLICIT).lower())

@@ -54,6 +54,7 @@ from ..pipeline.governance import (
     is_held,
     prejudge,
     screen,
+    unknown_fields,
     vet_summary,
 )
 from ..pipeline.recognise import doubt, doubt_preference
@@ -65,6 +66,24 @@ from .profile import section, split_sentences, states
 FORMAT, VERSION = "archivist", 1
 MAX_BAD_LINES = 50  # an import that fails names at most this many of its bad lines
 RECORD_TYPES = ("fact", "episode", "profile_section", "preference", "evidence", "summary", "tombstone")
+_FACT_FIELDS = frozenset({"type", "id", "tenant", "user", "agent", "project", "key", "content", "category", "kind",
+                          "scope", "durability", "authority", "confidence", "status", "provenance", "created_at",
+                          "updated_at", "last_confirmed_at", "valid_until", "version", "supersedes", "context",
+                          "valid_from", "recorded_at", "retired_at", "role", "speaker"})
+#: the fields each record type is written with (import refuses others: a misspelt field
+#: would be dropped without a word); the round-trip test holds the export to them
+RECORD_FIELDS = {
+    "fact": _FACT_FIELDS, "episode": _FACT_FIELDS,
+    "profile_section": frozenset({"type", "section", "summary", "updated_at", "source_message_ids", "sentences"}),
+    "preference": frozenset({"type", "key", "value", "trusted", "source", "version", "updated_at", "expires_at"}),
+    "evidence": frozenset({"type", "agent", "id", "source", "content", "observed_at", "created_at", "version"}),
+    "summary": frozenset({"type", "agent", "id", "thread_id", "source_range", "message_count", "goal", "done",
+                          "open_items", "decisions", "errors", "next_step", "summarizer", "cited_fact_ids",
+                          "evidence_id", "created_at", "stale_reason"}),
+    "tombstone": frozenset({"type", "agent", "content_hash", "created_at"}),
+}
+_PROVENANCE_FIELDS = frozenset({"source_type", "thread_id", "message_id", "evidence_text", "extractor",
+                                "extractor_version"})
 
 
 # ----------------------------------------------------------------------- facts <-> dicts
@@ -104,14 +123,15 @@ def fact_from_dict(d: dict[str, Any]) -> Fact:
         identity=Identity(d["tenant"], d["user"], d.get("agent") or "default", d.get("project")),
         key=d.get("key"),
         content=d["content"],
-        category=Category(d["category"]),
-        kind=Kind(d.get("kind", "fact")),
-        scope=FactScope(d.get("scope", "user")),
-        durability=Durability(d.get("durability", "durable")),
-        authority=Authority(d.get("authority", "descriptive")),
+        category=_member(Category, d["category"], "category"),
+        kind=_member(Kind, d.get("kind", "fact"), "kind"),
+        scope=_member(FactScope, d.get("scope", "user"), "scope"),
+        durability=_member(Durability, d.get("durability", "durable"), "durability"),
+        authority=_member(Authority, d.get("authority", "descriptive"), "authority"),
         confidence=float(confidence),
-        status=Status(d.get("status", "committed")),
-        provenance=Provenance(SourceType(p.get("source_type", "explicit")), p.get("thread_id"), p.get("message_id"),
+        status=_member(Status, d.get("status", "committed"), "status"),
+        provenance=Provenance(_member(SourceType, p.get("source_type", "explicit"), "source_type"), p.get("thread_id"),
+                              p.get("message_id"),
                               p.get("evidence_text"), p.get("extractor"), p.get("extractor_version")),
         created_at=_time(d["created_at"], "created_at"),
         updated_at=_time(d.get("updated_at", d["created_at"]), "updated_at"),
@@ -126,6 +146,13 @@ def fact_from_dict(d: dict[str, Any]) -> Fact:
         role=_name(d.get("role"), "role"),
         speaker=_name(d.get("speaker"), "speaker"),
     )
+
+
+def _member(kind: type, value: Any, name: str) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"{name} must be one of {', '.join(m.value for m in kind)} (got {str(value)[:40]!r})") from None
 
 
 def _name(value: Any, name: str) -> str | None:
@@ -267,6 +294,13 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
         where = f"{source}:{number}"
         kind = r["type"]
         before = len(other)
+        unknown = unknown_fields(r, RECORD_FIELDS[kind])
+        provenance = r.get("provenance") if kind in ("fact", "episode") else None
+        if unknown is None and isinstance(provenance, dict) and (inner := unknown_fields(provenance, _PROVENANCE_FIELDS)):
+            unknown = f"provenance: {inner}"
+        if unknown:
+            bad.append(f"{where}: bad {kind} record: {unknown}")
+            continue
         try:
             if kind in ("fact", "episode"):
                 if r.get("tenant") != tenant:

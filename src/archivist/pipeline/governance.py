@@ -33,9 +33,10 @@ group, and a near-identical unkeyed statement is a duplicate.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -262,6 +263,21 @@ def _time(value: Any) -> datetime | None:
 
 CANDIDATE_FIELDS = frozenset({"content", "category", "scope", "durability", "authority", "confidence", "key", "kind",
                               "evidence_message_id", "evidence_text", "valid_until", "explicit"})
+
+
+def unknown_fields(names: Iterable[Any], known: Collection[str]) -> str | None:
+    """What to say of the fields in ``names`` that ``known`` lacks (a misspelt field would
+    otherwise be dropped without a word: "valid_untill"), or ``None`` when there are none."""
+    unknown = sorted(str(n) for n in names if n not in known)
+    if not unknown:
+        return None
+    said = []
+    for name in unknown[:5]:
+        close = " or ".join(map(repr, difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.75)))
+        said.append(f"{name[:40]!r}" + (f" (did you mean {close}?)" if close else ""))
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    return (f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(said)}{more}; "
+            f"known: {', '.join(sorted(known))}")
 
 
 def parse_candidate(
