@@ -345,3 +345,34 @@ def test_a_move_from_one_city_to_another_replaces_the_home_city(mem):
     new = s.remember("I moved from Berlin to Lisbon.")
     assert new.key == "home_city" and new.supersedes == old.id
     assert [f.content for f in s.facts()] == ["I moved from Berlin to Lisbon."]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My dog is 4 years old.", "Actually, my dog is 5 years old."),
+    ("The user runs 5 km on Mondays.", "The user now runs 10 km on Mondays."),
+    ("I take 2.5 mg of melatonin at night.", "Actually I take 5 mg of melatonin at night."),
+    ("用户的狗4岁了。", "其实用户的狗5岁了。"),
+])
+def test_a_change_said_with_another_number_replaces_the_statement(mem, old, new):
+    """A statement said again with another number, as a correction or a change, leaves
+    one live fact: the new one (the old is history), and the model sees only it."""
+    s = mem.scope(user="nu")
+    first = s.remember(old)
+    second = s.remember(new)
+    assert [f.id for f in s.facts()] == [second.id]
+    assert s.get(first.id).status is Status.SUPERSEDED
+    assert old not in str(s.context("How old is my dog and what do I take?", budget=2000).to_messages())
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My dog is 4 years old.", "My cat is 5 years old."),  # another subject
+    ("I have 2 cats.", "I now have 3 dogs."),  # another thing counted
+    ("My sister is 30.", "Actually my sister is 31."),  # someone else's: another rule's
+    ("I sleep 7 hours.", "Actually I sleep 7 hours on weekends."),  # no other number
+    ("The user runs 5 km on Mondays.", "The user runs 10 km on Fridays."),  # no change said: both may hold
+])
+def test_another_statement_or_no_change_leaves_both(mem, old, new):
+    s = mem.scope(user="nu")
+    s.remember(old)
+    s.remember(new)
+    assert len(s.facts()) == 2

@@ -30,7 +30,7 @@ from .model import (
     new_id,
 )
 from .model.attributes import group_keys
-from .pipeline.contradictions import contradicts, exclusive, states_change
+from .pipeline.contradictions import contradicts, exclusive, other_number, states_change
 from .pipeline.filtering import FilterResult
 from .pipeline.governance import (
     UNKEPT,
@@ -243,19 +243,31 @@ class Writer:
         """A new unkeyed fact that contradicts a live one (:func:`~archivist.pipeline.
         contradictions.contradicts`): when it says things changed ("…anymore", "现在不…了")
         it retires the old one; otherwise both stay, marked disputed, and the pair goes to
-        the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it)."""
+        the review queue (:meth:`~archivist.memory.MemoryScope.resolve_review` settles it).
+        A change said with another number ("actually, my dog is 5") retires the statement
+        it gives again (:func:`~archivist.pipeline.contradictions.other_number`)."""
         core = Signatures.of(fact.content).core  # a contradiction by polarity shares the statement's core
         near = self._find(core=[core], statuses=(Status.COMMITTED,)) if core is not None else []
         if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
             near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
+        changed = states_change(said) or states_change(fact.content)
         seen: set[str] = set()
+        if changed and any(c.isdigit() for c in fact.content):  # "actually, my dog is 5 years old"
+            for match in self._search(fact.content, 10):
+                old = match.fact
+                if old.id != fact.id and old.status is Status.COMMITTED and not (fact.key and old.key == fact.key) \
+                        and old.identity.project == fact.identity.project and other_number(old.content, fact.content):
+                    seen.add(old.id)
+                    self.retire(old, Status.SUPERSEDED, code="contradicted",
+                                reason=f"a later statement ({fact.id}) gives another number", valid_to=fact.valid_from,
+                                message_id=fact.provenance.message_id)
         for old in near:
             if old.id in seen or old.id == fact.id or old.identity.project != fact.identity.project or \
                     (fact.key and old.key == fact.key) or old.status is not Status.COMMITTED or \
                     not contradicts(old.content, fact.content):
                 continue
             seen.add(old.id)
-            if states_change(said) or states_change(fact.content):
+            if changed:
                 self.retire(old, Status.SUPERSEDED, code="contradicted",
                             reason=f"a later statement ({fact.id}) says this changed", valid_to=fact.valid_from,
                             message_id=fact.provenance.message_id)

@@ -42,6 +42,29 @@ def states_change(text: str) -> bool:
     return bool(_CHANGE.search(_folded(text)))
 
 
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SAID_AGAIN = re.compile(r"^\W*(?:actually|in fact|correction|sorry|no wait|wait|oops)\b\W*|\b(?:now|these days)\b|"
+                         r"^(?:其实|实际上|不对|更正)[，,：:]?|现在", re.I)
+
+
+def _frame(text: str) -> tuple[str, bool]:
+    """The statement core with the words that say it again ("actually", "现在") and marks set aside."""
+    core, negated = statement_core(_SAID_AGAIN.sub(" ", _folded(text)))
+    return re.sub(r"[^\w.,:]|(?<!\d)[.,:]|[.,:](?!\d)", "", core), negated
+
+
+def other_number(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` said again with another number ("my dog is 4 years old" /
+    "actually, my dog is 5 years old"): the same statement core once numbers are set
+    aside, the same polarity, and different numbers. Said as a change, it replaces it."""
+    if about_someone_else(_folded(old)) or about_someone_else(_folded(new)):
+        return False
+    (core_a, neg_a), (core_b, neg_b) = _frame(old), _frame(new)
+    frame = _NUMBER.sub("#", core_a)
+    return (neg_a == neg_b and core_a != core_b and "#" in frame and frame == _NUMBER.sub("#", core_b)
+            and len(frame.replace("#", "")) >= 3)
+
+
 def exclusive(text: str) -> bool:
     """Whether ``text`` is one side of an exclusive state (it may contradict a fact that
     shares no word with it)."""
@@ -68,4 +91,4 @@ def contradicts(a: str, b: str) -> bool:
     return any((_holds(x, fa) and _holds(y, fb)) or (_holds(y, fa) and _holds(x, fb)) for x, y in EXCLUSIVE)
 
 
-__all__ = ["EXCLUSIVE", "contradicts", "exclusive", "states_change"]
+__all__ = ["EXCLUSIVE", "contradicts", "exclusive", "other_number", "states_change"]
