@@ -428,3 +428,43 @@ def test_a_server_that_refuses_the_connection_is_not_unavailable(pg_dsn):
     with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as caught:
         PostgresStore(make_conninfo(pg_dsn, dbname="no_such_database"))
     assert not isinstance(caught.value, StoreUnavailable)
+
+
+@pytest.mark.parametrize("dsn, secret", [
+    ("postgresql://app:my%ZZpass@127.0.0.1:1/app", "my%ZZpass"),  # a malformed DSN, echoed by libpq
+    ("postgresql://app:p@ssw0rd@127.0.0.1:1/app?connect_timeout=2", "ssw0rd"),  # an unencoded @ in the password
+    ("postgresql://app:hunter22@127.0.0.1:1/app?sslmode=maybe", "hunter22"),
+    ("host=127.0.0.1 port=1 user=app password='s3cr3t pw' dbname=app sslmode=maybe", "s3cr3t pw"),
+])
+def test_a_dsn_that_cannot_work_is_a_store_error_that_never_shows_the_password(dsn, secret):
+    """A mistake in the DSN is no outage: StoreError (not the retryable StoreUnavailable),
+    and the password is in neither the message nor the store's path."""
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(dsn)
+    assert not isinstance(caught.value, StoreUnavailable), caught.value
+    assert secret not in str(caught.value)
+    if not dsn.startswith("postgresql://"):  # the CLI opens PostgreSQL by its URL (a keyword DSN is a file name there)
+        return
+    cli = subprocess.run([sys.executable, "-m", "archivist.cli", "facts", "--user", "alice", "--db", dsn],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 1 and secret not in cli.stdout + cli.stderr and "Traceback" not in cli.stderr
+
+
+@pytest.mark.parametrize("message, passes", [
+    ('connection to server at "127.0.0.1", port 5432 failed: Connection refused', True),
+    ('connection to server on socket "/tmp/.s.PGSQL.5432" failed: No such file or directory', True),
+    ("connection to server failed: FATAL:  the database system is starting up", True),
+    ("connection to server failed: FATAL:  the database system is not yet accepting connections", True),
+    ("connection to server failed: FATAL:  terminating connection due to administrator command", True),
+    ("connection to server failed: FATAL:  sorry, too many clients already", True),
+    ("connection to server failed: timeout expired", True),
+    ('connection to server failed: FATAL:  password authentication failed for user "app"', False),
+    ('connection to server failed: FATAL:  database "nope" does not exist', False),
+    ("connection to server failed: fe_sendauth: no password supplied", False),
+    ("failed to resolve host 'db.example.invalid': Name or service not known", False),
+])
+def test_what_passes_by_itself_is_unavailable_and_what_does_not_is_a_store_error(message, passes):
+    from archivist.storage.postgres.engine import connect_error
+
+    error = connect_error("db", psycopg.OperationalError(message))
+    assert isinstance(error, StoreUnavailable) is passes and isinstance(error, StoreError)

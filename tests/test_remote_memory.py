@@ -88,6 +88,15 @@ def memory(request, db_path, clock):
 
 # -- the same behaviour, both ways -------------------------------------------------------------
 
+def test_a_misspelt_option_is_the_callers_mistake_on_every_side(memory):
+    """``remember`` names its options: a misspelt one is a TypeError at the call, embedded
+    or remote, never a server problem; nothing is written."""
+    alice = memory.scope("acme", "alice")
+    with pytest.raises(TypeError, match="valid_untill"):
+        alice.remember("Alice's trial ends soon.", valid_untill="2030-01-01T00:00:00+00:00")
+    assert alice.facts() == []
+
+
 def test_remember_search_and_duplicates(memory):
     alice = memory.scope("acme", "alice")
     fact = alice.remember("Alice drinks green tea every morning.", category="preference")

@@ -225,7 +225,8 @@ def test_a_hand_edited_fact_with_a_misspelt_field_or_value_stops_the_import_and_
     src = Memory.open(tmp_path / "a.db", clock=clock)
     populate(src, clock)
     records = [json.loads(line) for line in dump(src)]
-    edit(next(r for r in records if r.get("type") == "fact"))
+    london = next(r for r in records if r.get("type") == "fact" and "London" in r["content"])
+    edit(london)  # Berlin's version supersedes it: the bad record is named, not Berlin's link to it
     dst = Memory.open(tmp_path / "b.db", clock=clock)
     with pytest.raises(InvalidInput, match="nothing was imported") as caught:
         import_jsonl(dst, [json.dumps(r, ensure_ascii=False) for r in records], tenant="default", source="edited.jsonl")
@@ -243,3 +244,18 @@ def test_every_exported_record_carries_only_the_fields_import_reads(tmp_path, cl
     for record in map(json.loads, dump(src)[1:]):
         assert set(record) <= RECORD_FIELDS[record["type"]], record["type"]
     src.close()
+
+
+@pytest.mark.parametrize("name", ["5", "password: hunter2", "A" * 200_000])
+def test_a_profile_section_the_product_does_not_have_stops_the_import_and_is_not_echoed_whole(tmp_path, clock, name):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    populate(src, clock)
+    records = [json.loads(line) for line in dump(src)]
+    next(r for r in records if r.get("type") == "profile_section")["section"] = name
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    with pytest.raises(InvalidInput, match="section must be one of work_context") as caught:
+        import_jsonl(dst, [json.dumps(r) for r in records], tenant="default")
+    assert len(str(caught.value)) < 2_000
+    assert dst.scope(user="alice").facts(include_candidates=True) == []
+    src.close()
+    dst.close()

@@ -305,10 +305,13 @@ class _Ops:
             "candidate" if fact.status.value == "candidate" else "stored"
         return fact, outcome
 
-    def remember(self, content: str, **options: Any) -> Op:
+    def remember(self, content: str, *, category: str | Category = Category.CONTEXT, key: str | None = None,
+                 confidence: float = 1.0, kind: str = "fact", valid_until: datetime | str | None = None) -> Op:
         """Remember a fact the user stated (the server's write gate decides); the stored fact,
-        or the one already stored for a duplicate."""
-        fact, _ = yield from self.remember_with_outcome(content, **options)
+        or the one already stored for a duplicate. The options are named, so a misspelt one
+        is a ``TypeError`` at the call, as with the library's ``remember``."""
+        fact, _ = yield from self.remember_with_outcome(content, category=category, key=key, confidence=confidence,
+                                                        kind=kind, valid_until=valid_until)
         return fact
 
     def search(self, query: str, k: int = 5, *, mode: str | None = None, explain: bool = False,

@@ -30,6 +30,7 @@ from ..clock import parse_time
 from ..errors import InvalidInput
 from ..jsonl import json_objects
 from ..model import (
+    PROFILE_SECTIONS,
     Authority,
     Category,
     Durability,
@@ -317,6 +318,9 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                 seen[card.id] = number
                 (episodes if kind == "episode" else facts).append((number, card))
             elif kind == "profile_section":
+                if r["section"] not in PROFILE_SECTIONS:
+                    raise ValueError(f"section must be one of {', '.join(PROFILE_SECTIONS)} "
+                                     f"(got {str(r['section'])[:40]!r})")
                 if isinstance(r.get("summary"), str) and not r["summary"].strip():
                     skipped_notes.append(f"{source}:{number}: empty profile section {r.get('section')!r} skipped "
                                          "(its sentences went with their facts)")
@@ -351,6 +355,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             bad.append(f"{where}: bad {kind} record: {detail}")
             del other[before:]
         other_lines += [number] * (len(other) - before)
+    _refuse_if_bad(bad)  # a bad record is named as such, not as a link another record makes to it
     present = store.fact_ids_present([f.id for _, f in facts])
     if present:
         first = next(n for n, f in facts if f.id in present)
@@ -422,10 +427,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
         vetted.append((kind, item))
     other = vetted
     tick("check", checking, checking)
-    if bad:
-        bad.sort(key=lambda line: int(m.group(1)) if (m := re.match(r".*?:(\d+):", line)) else 0)
-        shown = "\n".join(bad[:MAX_BAD_LINES]) + (f"\n… and {len(bad) - MAX_BAD_LINES} more" if len(bad) > MAX_BAD_LINES else "")
-        raise InvalidInput(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}; nothing was imported:\n{shown}")
+    _refuse_if_bad(bad)
     with memory.writer(Identity(tenant, target, "default")) as w:
         for _, fact in _in_link_order(facts):
             w.restore(fact)
@@ -455,6 +457,14 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                 store.put_summary(Identity(tenant, target, kind), item)
                 report.summaries += 1
     return report
+
+
+def _refuse_if_bad(bad: list[str]) -> None:
+    """Every bad line, in file order, as one :class:`InvalidInput`; nothing is written."""
+    if bad:
+        bad.sort(key=lambda line: int(m.group(1)) if (m := re.match(r".*?:(\d+):", line)) else 0)
+        shown = "\n".join(bad[:MAX_BAD_LINES]) + (f"\n… and {len(bad) - MAX_BAD_LINES} more" if len(bad) > MAX_BAD_LINES else "")
+        raise InvalidInput(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}; nothing was imported:\n{shown}")
 
 
 def _sentences(raw: Any) -> tuple[ProfileSentence, ...]:

@@ -268,16 +268,26 @@ CANDIDATE_FIELDS = frozenset({"content", "category", "scope", "durability", "aut
 def unknown_fields(names: Iterable[Any], known: Collection[str]) -> str | None:
     """What to say of the fields in ``names`` that ``known`` lacks (a misspelt field would
     otherwise be dropped without a word: "valid_untill"), or ``None`` when there are none."""
-    unknown = sorted(str(n) for n in names if n not in known)
+    unknown = sorted((_shown(n) for n in names if not isinstance(n, str) or n not in known), key=lambda x: x[1])
     if not unknown:
         return None
     said = []
-    for name in unknown[:5]:
-        close = " or ".join(map(repr, difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.75)))
-        said.append(f"{name[:40]!r}" + (f" (did you mean {close}?)" if close else ""))
+    for text, shown in unknown[:5]:
+        close = " or ".join(map(repr, difflib.get_close_matches(text.lower(), sorted(known), n=2, cutoff=0.75)))
+        said.append(shown + (f" (did you mean {close}?)" if close else ""))
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     return (f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(said)}{more}; "
             f"known: {', '.join(sorted(known))}")
+
+
+def _shown(name: Any) -> tuple[str, str]:
+    """(a field name as text, as shown): a name that is not a string shows as what it is."""
+    if isinstance(name, str):
+        return name[:200], repr(name[:40])
+    try:
+        return "", repr(name)[:40]
+    except Exception:  # noqa: BLE001 - a key whose repr fails is still named by its type
+        return "", f"<{type(name).__name__}>"
 
 
 def parse_candidate(

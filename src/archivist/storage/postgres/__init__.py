@@ -72,7 +72,7 @@ def _prepare(psycopg, dsn: str) -> str | None:
     try:
         conn = psycopg.connect(dsn, autocommit=True)
     except psycopg.Error as exc:
-        raise connect_error(where, exc) from exc
+        raise connect_error(where, exc, dsn) from exc
     with conn:
         try:
             target = PostgresMigrations(conn)

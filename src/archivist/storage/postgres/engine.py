@@ -53,19 +53,26 @@ GONE = ("57P01", "57P02", "57P03")
 
 
 
-#: a server's refusal that passes by itself (libpq gives a connection's refusal as text only)
-_PASSING = re.compile(r"starting up|shutting down|in recovery|too many (?:clients|connections)|"
-                      r"connection slots are reserved", re.I)
+#: a failed connection that passes by itself: the server out of reach, or not taking
+#: connections for now. libpq gives a connection's failure as text only (the system's
+#: and the server's messages, in English unless their locale says otherwise).
+_AWAY = re.compile(r"connection refused|no such file or directory|timeout expired|timed out|"
+                   r"server closed the connection|network is unreachable|no route to host|connection reset|"
+                   r"starting up|shutting down|not yet accepting connections|in recovery|"
+                   r"too many (?:clients|connections)|connection slots are reserved|"
+                   r"terminating connection due to administrator command", re.I)
 
 
-def connect_error(where: str, exc: Exception) -> StoreError:
+def connect_error(where: str, exc: Exception, dsn: str = "") -> StoreError:
     """A failed connection as the store's error: the server out of reach (no answer, a
-    refused or dropped connection) or starting up is :class:`StoreUnavailable`, worth
-    trying again; a server's refusal (a wrong password, no such database) is a plain
-    :class:`StoreError`, as trying again would only repeat it."""
-    text = str(exc).strip()
-    refused = "FATAL:" in text and not _PASSING.search(text)
-    return (StoreError if refused else StoreUnavailable)(f"{where}: cannot connect to PostgreSQL ({text})")
+    refused or dropped connection) or not taking connections yet is
+    :class:`StoreUnavailable`, worth trying again; anything else (a wrong password, no such
+    database, a malformed DSN, a host name that does not resolve) is a plain
+    :class:`StoreError`, as trying again would only repeat it. The DSN's password is
+    never in the message."""
+    text = scrub(str(exc).strip(), dsn)
+    away = isinstance(exc, ConnectionError) or _AWAY.search(text)
+    return (StoreUnavailable if away else StoreError)(f"{where}: cannot connect to PostgreSQL ({text})")
 
 class PostgresDialect(Dialect):
     name = "postgres"
@@ -107,6 +114,27 @@ def lock_key(tenant: str, user: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
+def _password_parts(dsn: str) -> list[str]:
+    """The password a DSN carries, as written, and its pieces around any ``@`` (a password
+    with an unencoded ``@`` is read by libpq as part of the host, and echoed as that)."""
+    found = re.findall(r"\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", dsn)
+    uri = re.match(r"^[a-z][a-z0-9+.\-]*://([^/?#]*)", dsn, re.I)
+    if uri and "@" in uri.group(1):
+        user_info = uri.group(1).rsplit("@", 1)[0]
+        if ":" in user_info:
+            found.append(user_info.split(":", 1)[1])
+    pieces = [p.strip("'") for p in found]
+    pieces += [part for p in pieces for part in p.split("@")]
+    return sorted({p for p in pieces if len(p) >= 3}, key=len, reverse=True)
+
+
+def scrub(text: str, dsn: str) -> str:
+    """``text`` (a driver's message, a DSN) without the password of ``dsn`` in it."""
+    for part in _password_parts(dsn):
+        text = text.replace(part, "***")
+    return text
+
+
 def redact_dsn(dsn: str) -> str:
     """The DSN without its password, for messages and ``store.path``."""
     try:
@@ -117,7 +145,7 @@ def redact_dsn(dsn: str) -> str:
         return "postgresql://(unparsable DSN)"
     if "password" in parts:
         parts["password"] = "***"
-    return make_conninfo(**parts)
+    return scrub(make_conninfo(**parts), dsn)
 
 
 @dataclass
@@ -167,7 +195,7 @@ class PostgresEngine(Engine):
         except Exception as exc:
             self._pool.close()
             error = StoreUnavailable if isinstance(exc, PoolTimeout) else StoreError
-            raise error(f"{self.path}: cannot open a connection pool ({exc})") from exc
+            raise error(f"{self.path}: cannot open a connection pool ({scrub(str(exc), dsn)})") from exc
 
     def _configure(self, conn) -> None:
         from pgvector.psycopg import register_vector
@@ -181,7 +209,7 @@ class PostgresEngine(Engine):
         try:
             return self.psycopg.connect(self.dsn, autocommit=True)
         except self.psycopg.Error as exc:
-            raise connect_error(self.path, exc) from exc
+            raise connect_error(self.path, exc, self.dsn) from exc
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
