@@ -325,16 +325,15 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
                     skipped_notes.append(f"{source}:{number}: empty profile section {r.get('section')!r} skipped "
                                          "(its sentences went with their facts)")
                     continue
-                check_text(r["summary"], "summary", max_chars=8000)
-                other.append((kind, ProfileSection(r["section"], r["summary"], _time(r["updated_at"], "updated_at"),
+                summary = check_text(r["summary"], "summary", max_chars=8000)  # as update_profile keeps it
+                other.append((kind, ProfileSection(r["section"], summary, _time(r["updated_at"], "updated_at"),
                                                    tuple(r.get("source_message_ids") or ()),
                                                    _sentences(r.get("sentences")))))
             elif kind == "preference":
                 if not isinstance(r["trusted"], bool):
                     raise ValueError(f"trusted must be true or false, got {r['trusted']!r}")
-                for name in ("key", "value", "source"):
-                    check_text(r[name], name, max_chars=2000)
-                other.append((kind, Preference(r["key"], r["value"], r["trusted"], r["source"], int(r["version"]),
+                key, value, said_by = (check_text(r[name], name, max_chars=2000) for name in ("key", "value", "source"))
+                other.append((kind, Preference(key, value, r["trusted"], said_by, int(r["version"]),
                                                _time(r["updated_at"], "updated_at"),
                                                _time(r.get("expires_at"), "expires_at", required=False))))
             elif kind == "evidence":
