@@ -376,3 +376,26 @@ def test_another_statement_or_no_change_leaves_both(mem, old, new):
     s.remember(old)
     s.remember(new)
     assert len(s.facts()) == 2
+
+
+def test_correcting_the_role_keeps_the_employer_said_with_it(mem):
+    """"I work as a data analyst at Feedzai." is two facts; "No wait, I'm actually a data
+    engineer" corrects the role, and the employer stays — in the facts and the profile."""
+    s = mem.scope(user="nu")
+    s.learn([{"id": "u1", "role": "user", "content": "I work as a data analyst at Feedzai."}], thread_id="t")
+    assert sorted((f.key, f.content) for f in s.facts()) == [("employer", "The user works at Feedzai."),
+                                                             ("job_role", "The user works as a data analyst.")]
+    s.learn([{"id": "u2", "role": "user", "content": "No wait, I'm actually a data engineer, not an analyst."}],
+            thread_id="t")
+    assert {f.key: f.content for f in s.facts()}["employer"] == "The user works at Feedzai."
+    said = s.profile().sections["work_context"].summary
+    assert "Feedzai" in said and "data engineer" in said and "data analyst." not in said
+
+
+def test_a_new_job_retires_the_old_employer_and_role(mem):
+    s = mem.scope(user="nu")
+    s.learn([{"id": "u1", "role": "user", "content": "I work as a data analyst at Feedzai."}], thread_id="t")
+    s.learn([{"id": "u2", "role": "user", "content": "I quit Feedzai and joined Stripe as a staff engineer."}],
+            thread_id="t")
+    said = " ".join(f.content for f in s.facts())
+    assert "Stripe" in said and "Feedzai" not in said and "data analyst" not in said

@@ -550,6 +550,20 @@ _CHANGE = re.compile(  # strong cues only: "I now work in Shanghai" alone does n
 )
 
 
+# a change of the user's situation, not only a correction of a word ("actually, a data
+# engineer" corrects the role; the employer said with it stands)
+_MOVED_ON = re.compile(
+    r"搬到|搬去|搬家|转行|辞职|离职|跳槽|不再|后来|"
+    r"\b(?:no longer|not any ?more|anymore|moved|relocated|switched|changed|left|quit|joined)\b"
+)
+
+
+def moves_on(candidate: Candidate) -> bool:
+    """A change of state that takes the rest of its attribute group with it (a new job:
+    the old employer and role both go) — a correction alone does not."""
+    return bool(_MOVED_ON.search(normalize(candidate.evidence_text or "")) or _MOVED_ON.search(normalize(candidate.content)))
+
+
 def is_change(candidate: Candidate) -> bool:
     """A correction or a change of state: it replaces what the user said before."""
     return candidate.category is Category.CORRECTION or bool(
@@ -580,7 +594,7 @@ def compare(candidate: Candidate, decision: Decision, known: Known) -> Decision:
             return Decision(Action.DUPLICATE, "duplicate", f"already remembered as {same_key.id}; nothing written, "
                             "confidence unchanged", c, same_key)
         if decision.action is Action.SAVE:
-            others = tuple(known.group) if is_change(c) else ()
+            others = tuple(known.group) if moves_on(c) else ()
             guesses = tuple(f for f in known.similar if f.status is Status.CANDIDATE and f.key == c.key
                             and is_near_duplicate(c.content, f.content))  # stated now: no longer to confirm
             return Decision(Action.SUPERSEDE, "supersedes", f"new value of {c.key!r} (replaces {same_key.id}, kept as "

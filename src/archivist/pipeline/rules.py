@@ -630,12 +630,23 @@ def _from_row(row: Row, existing: Sequence[Any], out: Extraction, previous_ids: 
         if key and "{" in key:  # "tool:{topic}": the key names what the tool is for, so a later tool for it replaces it
             topic = re.sub(r"^(?:平时|一般|主要|都|日常)+", "", (m.groupdict().get("topic") or "").strip())
             key = key.format(topic=normalize(topic)) if topic else None
+        both = _ROLE_AT.match(content) if not zh and not project and key is None else None
+        if both:  # one fact each, so that correcting the role keeps the employer ("No wait, I'm a data engineer")
+            out.facts.append(_candidate(row, clause, f"The user works {both['at']} {both['org']}.",
+                                        category=pattern.category, key=None, pattern=pattern.name,
+                                        section=pattern.section))
+            content = f"The user works as {both['role']}."
         fact = _candidate(row, clause, content, category=pattern.category, key=key, pattern=pattern.name,
                           section=None if project else pattern.section, scope="project" if project else "user",
                           durability="temporary" if standing and _ONE_OFF.search(clause.quote) else "durable")
         if pattern.expires_days and row.at is not None:  # current focus lasts a season from when it was said
             fact["valid_until"] = (row.at + timedelta(days=pattern.expires_days)).isoformat()
         out.facts.append(fact)
+
+
+#: "works as <a role> at <an organisation>": two attributes of the user, kept as two facts
+_ROLE_AT = re.compile(r"^The user (?:works|is working) as (?P<role>an? [\w\-/ ]{2,60}?) (?P<at>at|for) "
+                      r"(?P<org>(?-i:[A-Z])[\w&.\-]*(?: (?-i:[A-Z])[\w&.\-]*){0,3})\.$")
 
 
 def _candidate(row: Row, clause: Clause, content: str, *, category: str, key: str | None, pattern: str,
