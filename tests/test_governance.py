@@ -383,3 +383,16 @@ def test_a_named_api_key_is_refused_on_the_write_path_and_never_kept_as_said(tmp
     assert "7f3e2a91c04b58d6" not in str(shown) and "weather" in str(shown)  # the turn is kept, the key is not
     assert all("7f3e2a91c04b58d6" not in f.content for f in s.facts(include_candidates=True))
     mem.close()
+
+
+@pytest.mark.parametrize("text", ["Writer 3 write 2: alice noted c28039246824.",
+                                  "Writer 3 write 237: alice noted 63460583094c.",
+                                  "build f96306206574 passed"])
+def test_digits_glued_to_letters_in_an_identifier_are_no_national_id(text):
+    """A hex identifier whose digits pass a national id's check digits (one in thousands of
+    random ones) is an identifier; the same digits written on their own still count."""
+    from archivist.pipeline.secrets import find_secret
+
+    assert find_secret(text) is None
+    digits = "".join(c for c in max(text.split(), key=lambda w: sum(c.isdigit() for c in w)) if c.isdigit())
+    assert find_secret(f"My TC kimlik no is {digits}.") == "national_id"

@@ -265,7 +265,8 @@ def _split_card(text: str) -> bool:
 _CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
 
 
-_SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{9,22}\d(?![\d])")
+# (not glued to Latin letters: "c28039246824" is a hex identifier, not a number written out)
+_SPACED_DIGITS = re.compile(r"(?<![\dA-Za-z.])\d[\d \-.]{9,22}\d(?![\dA-Za-z])")
 
 
 def _standard_number(text: str) -> str | None:
