@@ -396,3 +396,17 @@ def test_digits_glued_to_letters_in_an_identifier_are_no_national_id(text):
     assert find_secret(text) is None
     digits = "".join(c for c in max(text.split(), key=lambda w: sum(c.isdigit() for c in w)) if c.isdigit())
     assert find_secret(f"My TC kimlik no is {digits}.") == "national_id"
+
+
+@pytest.mark.parametrize("text", ["Note 50780037-4116-4461-879e-3490878cc149 saved.",
+                                  "Note 42453414-0047-4305-a925-fd4c59e1b490 saved."])
+def test_a_uuid_whose_digit_groups_pass_the_luhn_check_is_no_payment_card(text):
+    from archivist.pipeline.secrets import find_secret
+
+    assert find_secret(text) is None
+
+
+def test_a_card_written_in_groups_is_still_a_card():
+    from archivist.pipeline.secrets import find_secret
+
+    assert find_secret("Card 5078 0037 4116 4461 expires soon") == "payment_card"

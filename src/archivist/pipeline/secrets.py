@@ -109,6 +109,7 @@ def _looks_random(token: str) -> bool:
     return _entropy(token) >= (3.8 if len(token) < 24 else 4.0)
 
 
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _DIGIT_RUN = re.compile(r"(?<![\w.])\d[\d \t.\-/／]{8,}\d(?![\w])|(?<![\w])\d{6}[ \t\-]?\d{8}[ \t\-]?\d{3}[\dXx]")
 
 
@@ -421,7 +422,10 @@ def _find_secret(t: str) -> str | None:
             "payment_card" if re.search(r"card|卡|account|账号|账户|routing|iban", t, re.I) else "password"
     if _SSN_WORDED.search(t) or re.search(r"\b(?:ssn|social(?: security)?)\b\D{0,16}\d{3}[ \-]\d{2}[ \-]\d{4}\b", t, re.I):
         return "national_id"
+    ids = [u.span() for u in _UUID.finditer(t)]
     for m in _DIGIT_RUN.finditer(t):
+        if any(start <= m.start() < end for start, end in ids):
+            continue  # a UUID's groups, not a card or an id written in groups
         run = m.group(0)
         digits = re.sub(r"[^\dXx]", "", run)
         if len(digits) == 18 and _CN_ID.fullmatch(digits) and _cn_id_valid(digits):
