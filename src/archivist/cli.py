@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -899,8 +900,9 @@ def review(
     keep: Annotated[Optional[str], typer.Option("--keep", help="With --resolve: the fact that holds; the "
                                                 "others are retired.")] = None,
 ) -> None:
-    """Facts to re-confirm (stale or expired) and conflicts waiting for a decision;
-    ``--resolve ITEM [--keep FACT]`` settles one."""
+    """Facts to re-confirm (stale or expired), and the review queue: conflicts waiting for
+    a decision (``--resolve ITEM [--keep FACT]`` settles one) and held writes (``confirm``
+    or ``forget`` settles them)."""
     with _open(db) as mem:
         scope = mem.scope(tenant, user, agent)
         if keep is not None and resolve is None:
@@ -916,9 +918,11 @@ def review(
     for s in stale:
         table.add_row(s.fact.id, s.fact.content, s.reason)
     out.print(table)
-    table = Table("item", "facts", "reason", title=f"{len(queue)} open conflicts")
-    for item in queue:
-        table.add_row(item["id"], ", ".join(item["fact_ids"]), item["reason"])
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(item["kind"] for item in queue).items()))
+    table = Table("item", "kind", "facts", "reason",
+                  title=f"{len(queue)} open review items" + (f" ({kinds})" if kinds else ""))
+    for item in queue:  # a conflict waits for --resolve; a held write for confirm or forget
+        table.add_row(item["id"], item["kind"], ", ".join(item["fact_ids"]), item["reason"])
     out.print(table)
 
 
