@@ -244,3 +244,18 @@ def test_an_unknown_option_is_a_usage_error_and_version_prints(tmp_path):
     assert proc.returncode == 2 and "No such option: --bogus" in proc.stderr and "Traceback" not in proc.stderr
     version = cli("--version")
     assert version.stdout.startswith("archivist ") and version.returncode == 0
+
+
+def test_review_names_held_writes_and_confirm_commits_one(tmp_path):
+    """A write held for its language is listed by ``review`` as held, and ``confirm``
+    commits it and closes its item; an unknown id is one error line."""
+    db = str(tmp_path / "m.db")
+    cli("remember", "Ich wohne seit zehn Jahren in Berlin.", "--user", "alice", "--db", db)
+    shown = cli("review", "--user", "alice", "--db", db).stdout
+    assert "1 open review items (1 held)" in shown and "held_language" in shown
+    held = json.loads(cli("review", "--user", "alice", "--db", db, "--json").stdout)["conflicts"][0]
+    done = json.loads(cli("confirm", "--fact", held["fact_ids"][0], "--user", "alice", "--db", db, "--json").stdout)
+    assert done["status"] == "committed" and done["content"] == "Ich wohne seit zehn Jahren in Berlin."
+    assert json.loads(cli("review", "--user", "alice", "--db", db, "--json").stdout)["conflicts"] == []
+    bad = cli("confirm", "--fact", "nope", "--user", "alice", "--db", db, check=False)
+    assert bad.returncode == 1 and "no live fact 'nope'" in bad.stderr and "Traceback" not in bad.stderr

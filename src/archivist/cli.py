@@ -828,6 +828,28 @@ def _day(value) -> str:
 
 
 @app.command()
+def confirm(
+    fact: Annotated[str, typer.Option("--fact", help="The fact to confirm (its id, or the end of it that tables "
+                                      "print).")],
+    user: UserOption,
+    db: DbOption = None,
+    tenant: TenantOption = "default",
+    agent: AgentOption = "default",
+    as_json: JsonOption = False,
+) -> None:
+    """The user confirmed a fact: a held or unconfirmed candidate is committed (replacing
+    its key's live value) and its review item closes; prints the fact."""
+    with _open(db) as mem:
+        scope = mem.scope(tenant, user, agent)
+        confirmed = scope.confirm(_whole_fact_id(scope, fact))
+    if as_json:
+        _print_json(confirmed.as_dict())
+        return
+    out.print(f"confirmed {confirmed.id}: {confirmed.content} ({confirmed.status.value}, v{confirmed.version})",
+              markup=False)
+
+
+@app.command()
 def forget(
     fact: Annotated[Optional[str], typer.Option("--fact", help="Forget this fact (its id, or the end of it "
                                                 "that tables print) in the given scope.")] = None,
