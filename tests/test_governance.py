@@ -355,6 +355,24 @@ def test_an_iban_is_a_bank_account_however_it_is_written_and_whatever_follows_it
     ("The token for the CI runner is 9b1c44e0aa72f3d1.", "api_key"),
     ("The access token for GitHub: 3c9e1f0a77b24d85", "api_key"),
     ("The client secret for the Slack bot is Xq7rT2mK9vLp4wZs.", "api_key"),
+    # found by a red team that never saw the rule
+    ("The API key for my weather app is now 7f3e2a91c04b58d6.", "api_key"),
+    ("The API key for my weather app: 7f3e-2a91-c04b-58d6", "api_key"),
+    ("The API key for my weather app is 7f3e_2a91_c04b_58d6", "api_key"),
+    ("天气应用的 API key 是 7f3e2a91c04b58d6", "api_key"),
+    ("Slack机器人的client secret是a8F3kL0pQ9zX2mN", "api_key"),
+    ("The webhook secret for GitHub is whsec9f8e7d6c5b4a", "api_key"),
+    ("The key for my weather app is 7f3e2a91c04b58d6.", "api_key"),
+    ("The API key for my weather app is «7f3e2a91c04b58d6».", "api_key"),
+    ("The fix for the token leak was 3f9a2c1b7e4d.", None),
+    ("The commit for the token refactor is 3f9a2c1b7e4d", None),
+    ("My access token expired; the request id was 7c9e6679a4b3.", None),
+    ("My API key stopped working; the support ticket is CS20240815A.", None),
+    ("The token for my order is ORD20240815X.", None),
+    ("I used 1200 tokens; the run id was run_4f9a2c1b7e.", None),
+    ("The app secret rotation job ID is job8c2f1e7a3b.", None),
+    ("Token: the ticket number is INC0012345678", None),
+    ("The model for the token test is gpt-4o-2024-08-06.", None),
     ("The api key name is production-key-2024.", None),  # a key's name: no run mixes letters and digits
     ("The token count is 12000.", None),
     ("My API key expires on 2027-01-01.", None),
@@ -410,3 +428,10 @@ def test_a_card_written_in_groups_is_still_a_card():
     from archivist.pipeline.secrets import find_secret
 
     assert find_secret("Card 5078 0037 4116 4461 expires soon") == "payment_card"
+
+
+@pytest.mark.parametrize("text", ["NIR185057800608491", "RRN850101-1234566", "TC10000000146"])
+def test_a_national_id_after_its_own_letters_is_still_one(text):
+    from archivist.pipeline.secrets import find_secret
+
+    assert find_secret(text) == "national_id"

@@ -151,18 +151,33 @@ _PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>
                              rf"c'est|era|è|это|は|是|为)\s|\bfor\s+(?:the\s+|my\s+)?\w+(?:\s+\w+)?\s+(?:is|are)\b)"
                              rf"\s*[\"'“‘]?(\S{{4,}})", re.I)
 # A credential given by its name, with what it is for between: "the API key for my weather
-# app is 7f3e2a91c04b58d6", "the token of the CI runner: 9b1c…". The value is a key's when a
-# run of ten or more letters and digits in it mixes both (a key's name, "prod-key-2024", is not).
+# app is 7f3e2a91c04b58d6", "the token of the CI runner: 9b1c…", "天气应用的 API key 是 …".
+# What lies between names what the credential is for: no clause break, and no word that names
+# another value ("the request id was …", "the ticket is …", "the token for my order is …").
+_OTHER_VALUE = (r"id|ids|number|no|ticket|ref|reference|order|booking|job|run|request|commit|hash|fix|count|limit|"
+                r"leak|refactor|rotation|name|version|usage|cost|price|invoice|tracking|session|build|issue")
 _KEY_GIVEN = prefiltered(re.compile(
-    r"\b(?:api[ _-]?key|apikey|access[ _-]?(?:key|token)|auth(?:entication)?[ _-]?token|secret[ _-]?key|"
-    r"client[ _-]?secret|app[ _-]?secret|bearer[ _-]?token|token)s?\b[^.\n]{0,40}?(?:\s(?:is|was|=)\s|[:：=])\s*"
-    r"[\"'“‘`]?([A-Za-z0-9_\-+/=.]{10,})", re.I))
+    r"(?:(?<![A-Za-z])(?:api[ _-]?key|apikey|access[ _-]?(?:key|token)|auth(?:entication)?[ _-]?token|secret[ _-]?key|"
+    r"client[ _-]?secret|app[ _-]?secret|bearer[ _-]?token|webhook[ _-]?secret|signing[ _-]?secret|token|"
+    r"(?:key|secret)(?=\s+(?:for|of)\b))s?(?![A-Za-z])|密钥|秘钥|令牌)"
+    rf"(?:(?!\b(?:{_OTHER_VALUE})\b)[^.\n;,!?，。；！？]){{0,48}}?"
+    r"(?:\s(?:is|was|=|is now|equals|reads)\s|\s?[:：=→]|\s?(?:是|为|為))\s*"
+    r"[\"'“‘`«「]?([A-Za-z0-9_\-+/=.]{10,})", re.I))
 _KEY_RUN = re.compile(r"[A-Za-z0-9]{10,}")
 
 
 def _key_shaped(value: str) -> bool:
-    return any(re.search(r"\d", run) and re.search(r"[A-Za-z]", run) and len(set(run.lower())) >= 6
-               for run in _KEY_RUN.findall(value))
+    """A key's value: a run of ten letters and digits that mixes both, or pieces that mix
+    them joined by dashes or underscores ("7f3e-2a91-c04b-58d6"); a key's name made of
+    words and numbers ("prod-key-2024") is not."""
+    def mixed(run: str) -> bool:
+        return bool(re.search(r"\d", run) and re.search(r"[A-Za-z]", run))
+
+    if any(mixed(run) and len(set(run.lower())) >= 6 for run in _KEY_RUN.findall(value)):
+        return True
+    pieces = [p for p in re.split(r"[-_]", value) if p]
+    joined = "".join(pieces)
+    return len(pieces) >= 3 and sum(mixed(p) for p in pieces) >= 2 and len(joined) >= 12 and len(set(joined.lower())) >= 6
 
 
 # A login given with its password without the word ("Netflix login is jenny@x.org / Sunflower!88"),
@@ -266,13 +281,26 @@ def _split_card(text: str) -> bool:
 _CPF = re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")
 
 
-# (not glued to Latin letters: "c28039246824" is a hex identifier, not a number written out)
-_SPACED_DIGITS = re.compile(r"(?<![\dA-Za-z.])\d[\d \-.]{9,22}\d(?![\dA-Za-z])")
+_SPACED_DIGITS = re.compile(r"(?<![\d.])\d[\d \-.]{9,22}\d(?![\d])")
+_HEX_TOKEN = re.compile(r"[0-9a-f]*[a-f][0-9a-f]*", re.I)
+
+
+def _in_hex_token(text: str, m: re.Match[str]) -> bool:
+    """Whether the digits of ``m`` are part of a run of hex digits with a letter in it."""
+    start, end = m.start(), m.end()
+    while start > 0 and text[start - 1].isascii() and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isascii() and text[end].isalnum():
+        end += 1
+    token = text[start:end]
+    return token != m.group(0) and bool(_HEX_TOKEN.fullmatch(token))
 
 
 def _standard_number(text: str) -> str | None:
     upper = text.upper()
     for m in _SPACED_DIGITS.finditer(text):  # national ids written with spaces or dashes
+        if _in_hex_token(text, m):  # "c28039246824": a hex identifier ("TC10000000146" is an id)
+            continue
         digits = re.sub(r"\D", "", m.group(0))
         if (len(digits) == 15 and nir.is_valid(digits)) or (len(digits) == 13 and rrn.is_valid(digits)) or \
                 (len(digits) == 11 and tckimlik.is_valid(digits)):
