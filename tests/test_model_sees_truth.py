@@ -370,6 +370,14 @@ def test_a_change_said_with_another_number_replaces_the_statement(mem, old, new)
     ("My sister is 30.", "Actually my sister is 31."),  # someone else's: another rule's
     ("I sleep 7 hours.", "Actually I sleep 7 hours on weekends."),  # no other number
     ("The user runs 5 km on Mondays.", "The user runs 10 km on Fridays."),  # no change said: both may hold
+    # a number that names the thing, or a time: another thing (a red team's cases)
+    ("Ticket 4821 is resolved.", "Ticket 4822 is now resolved."),
+    ("Chapter 3 of my thesis is done.", "Chapter 4 of my thesis is now done."),
+    ("I returned order 5521 to Amazon.", "Now I returned order 7730 to Amazon."),
+    ("Flight TP1353 is confirmed.", "Flight TP1354 is now confirmed."),
+    ("Version 2.1 of the app is live.", "Version 2.2 of the app is now live."),
+    ("Season 1 of Severance is great.", "Season 2 of Severance is actually great."),
+    ("I have a dentist appointment on 2025-05-03.", "I now have a dentist appointment on 2025-06-10."),
 ])
 def test_another_statement_or_no_change_leaves_both(mem, old, new):
     s = mem.scope(user="nu")

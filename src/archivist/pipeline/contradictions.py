@@ -53,16 +53,46 @@ def _frame(text: str) -> tuple[str, bool]:
     return re.sub(r"[^\w.,:]|(?<!\d)[.,:]|[.,:](?!\d)", "", core), negated
 
 
+#: a word before a number that makes the number a name ("ticket 4821", "chapter 3", "version 2.1")
+_NAMING = frozenset("""ticket tickets chapter chapters order orders flight flights version versions season seasons
+episode episodes lesson lessons level levels room rooms issue issues bug bugs pr invoice invoices case cases step steps
+page pages line lines item items id no number numbers gate platform bus route seat row table apartment apt unit suite
+floor building block lot track part parts week day round phase sprint release build iteration task question exercise
+problem homework assignment module unit grade class""".split())
+#: a word after a number that is no unit of it ("… 4822 is resolved", "… 3 of my thesis")
+_NOT_A_UNIT = frozenset("is was are were be been of to for in on at and or but the a an with from by as it that this "
+                        "now today".split())
+_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*|[a-z]+|[\u4e00-\u9fff]")
+
+
+def _quantities(text: str) -> dict[str, bool]:
+    """Each number of ``text`` and whether it counts or measures something: followed by a
+    unit ("4 years", "10 km", "5岁") and not the name of a thing ("ticket 4821")."""
+    tokens = _TOKEN.findall(_folded(text))
+    found: dict[str, bool] = {}
+    for i, token in enumerate(tokens):
+        if token[0].isdigit():
+            before = tokens[i - 1] if i else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            found[token] = bool(after) and not after[0].isdigit() and after not in _NOT_A_UNIT and before not in _NAMING
+    return found
+
+
 def other_number(old: str, new: str) -> bool:
-    """Whether ``new`` is ``old`` said again with another number ("my dog is 4 years old" /
-    "actually, my dog is 5 years old"): the same statement core once numbers are set
-    aside, the same polarity, and different numbers. Said as a change, it replaces it."""
+    """Whether ``new`` is ``old`` said again with another quantity ("my dog is 4 years old"
+    / "actually, my dog is 5 years old"): the same statement core once numbers are set
+    aside, the same polarity, and each number that differs counts or measures something
+    (not a ticket's, a chapter's or a date's). Said as a change, it replaces it."""
     if about_someone_else(_folded(old)) or about_someone_else(_folded(new)):
         return False
     (core_a, neg_a), (core_b, neg_b) = _frame(old), _frame(new)
     frame = _NUMBER.sub("#", core_a)
-    return (neg_a == neg_b and core_a != core_b and "#" in frame and frame == _NUMBER.sub("#", core_b)
-            and len(frame.replace("#", "")) >= 3)
+    if not (neg_a == neg_b and core_a != core_b and "#" in frame and frame == _NUMBER.sub("#", core_b)
+            and len(frame.replace("#", "")) >= 3):
+        return False
+    before, now = _quantities(old), _quantities(new)
+    changed = [n for n in now if n not in before] + [n for n in before if n not in now]
+    return bool(changed) and all(now.get(n, before.get(n, False)) for n in changed)
 
 
 def exclusive(text: str) -> bool:
