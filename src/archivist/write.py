@@ -11,6 +11,7 @@ decision, and — only after the transaction committed — the derived vector in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -29,7 +30,7 @@ from .model import (
     content_hash,
     new_id,
 )
-from .model.attributes import group_keys
+from .model.attributes import group_keys, moved_from
 from .pipeline.contradictions import contradicts, exclusive, other_number, states_change
 from .pipeline.filtering import FilterResult
 from .pipeline.governance import (
@@ -123,6 +124,9 @@ class Writer:
                     self._ahead.tombstoned.discard(cand.content_hash)
             else:
                 return forgotten(cand)
+        if cand.key is None and (left := moved_from(cand.content)) is not None and self._lives_in(left):
+            cand = replace(cand, key="home_city")  # "I moved from Berlin to Lisbon", said where Berlin is home
+            decision = replace(decision, candidate=cand)
         settled = compare(cand, decision, self._known(cand, dedupe))
         if settled.action in (Action.SAVE, Action.SUPERSEDE):
             partner = self._completes_order(settled.candidate or cand)
@@ -143,6 +147,12 @@ class Writer:
                     completes_order(other.content, cand.content):
                 return other
         return None
+
+    def _lives_in(self, place: str) -> bool:
+        """Whether the live home city memory holds names ``place``."""
+        words = re.escape(place.split(",")[0].strip().lower())  # "Berlin, Germany": Berlin
+        return any(re.search(rf"(?<!\w){words}(?!\w)", f.content.lower()) for f in self._live_keyed(["home_city"])
+                   if f.status is Status.COMMITTED and f.identity.project is None)
 
     def _known(self, cand: Candidate, dedupe: bool) -> Known:
         project = self.target(cand.scope).project

@@ -78,7 +78,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               r"民宿|医院|朋友家|亲戚家|同学家|宿舍)"
               r"[\u4e00-\u9fff]{2,8}",
               r"\b(?:lives?|living|resides?|residing|based|settled)\s+(?:now\s+)?in\s+" + _CAP + r"|"
-              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?(?:from\s+(?-i:[A-Z])[^,.;!?]{0,40}?\s+)?to\s+" + _NOT_A_TOOL + _CAP),
+              r"\b(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+" + _NOT_A_TOOL + _CAP),
     Attribute("work_city", "location", "context", "the city the user works in",
               r"在(?:北京|上海|广州|深圳|杭州|成都|南京|武汉|西安|苏州|天津|重庆|香港|台北|新加坡|东京|纽约|伦敦|柏林|"
               r"巴黎|硅谷|旧金山|西雅图|[\u4e00-\u9fff]{1,3}市)(?:工作|上班|办公|(?:做|当)[^，。；]{0,6}?(?:开发|工程师|程序员|设计|"
@@ -184,6 +184,26 @@ _NEGATED = re.compile(r"(?:不|没|并非|不是)[^，。,；;！!]{0,6}$|"
 NEGATABLE_GROUPS = frozenset({"location", "job"})
 _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?:likes?|loves?|enjoys?|hates?|prefers?)\s+(?:\w+\s+){0,2}$",
                      re.I)
+
+
+# "I moved from Berlin to Lisbon": the place left, when it is the home city memory holds
+# (the writer checks), makes the statement the home city's next value
+_MOVED_FROM = re.compile(r"^(?:(?:so|well|oh|and|yes|yeah|actually|btw),?\s+)*(?:i|i've|i have|we|we've|the user|"
+                         r"the user has)\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?"
+                         r"from\s+(?P<left>(?-i:[A-Z])[\w.\-]*(?:[ ,]+(?-i:[A-Z])[\w.\-]*){0,3})\s+to\s+"
+                         + _NOT_A_TOOL + r"(?-i:[A-Z])", re.I)
+_NOT_NOW = re.compile(r"\b(?:when i was|as a kid|as a child|once|years ago|back in|in (?:19|20)\d\d|before i|"
+                      r"will|going to|plan|thinking|might|maybe|if)\b", re.I)
+
+
+def moved_from(text: str) -> str | None:
+    """The place a first-person move says the user left ("I moved from Berlin to Lisbon."
+    -> "Berlin"), or ``None``: not a move of the user's, not now, or not between places."""
+    t = unicodedata.normalize("NFKC", sanitize(text or "")).strip()
+    m = _MOVED_FROM.match(t)
+    if m is None or _NOT_NOW.search(t) or _PAST.search(t):
+        return None
+    return m.group("left").rstrip(", ")
 
 
 @memo(8192)  # read ahead for a batch (archivist.pipeline.batch_reading), then by the gate
