@@ -277,3 +277,58 @@ def test_an_imported_summary_and_preference_are_cleaned_as_the_write_path_cleans
     assert alice.preferences()[0].value == "zh"
     src.close()
     dst.close()
+
+
+def _learned_export(tmp_path, clock):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    s = src.scope(user="nu")
+    s.learn([{"id": "u1", "role": "user", "content": "I live in Berlin and I like green tea."}], thread_id="t1")
+    records = [json.loads(line) for line in dump(src, user="nu")]
+    src.close()
+    return records
+
+
+@pytest.mark.parametrize("cite", [["does-not-exist"], "tea", "other-user"])
+def test_a_citation_edited_to_something_the_sentence_does_not_state_gives_it_no_standing(tmp_path, clock, cite):
+    """A hand-edited citation (an id not in the file, another user's fact, a fact the
+    sentence does not state) does not make its sentence permanent: it is not imported."""
+    records = _learned_export(tmp_path, clock)
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    other = dst.scope(user="someone").remember("Someone else lives in Berlin.")
+    tea = next(r["id"] for r in records if r.get("type") == "fact" and "tea" in r["content"])
+    section = next(r for r in records if r.get("type") == "profile_section")
+    for sentence in section["sentences"]:
+        if "Berlin" in sentence["text"]:
+            sentence["facts"] = cite if isinstance(cite, list) else {"tea": [tea], "other-user": [other.id]}[cite]
+    import_jsonl(dst, [json.dumps(r) for r in records], tenant="default")
+    said = " ".join(sec.summary for sec in dst.scope(user="nu").profile().sections.values())
+    assert "Berlin" not in said and "green tea" in said
+    dst.close()
+
+
+def test_a_sentence_citing_thousands_of_ids_is_a_bad_line(tmp_path, clock):
+    records = _learned_export(tmp_path, clock)
+    next(r for r in records if r.get("type") == "profile_section")["sentences"][0]["facts"] = \
+        [f"id-{i}" for i in range(10_000)]
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    with pytest.raises(InvalidInput, match="at most 50 facts"):
+        import_jsonl(dst, [json.dumps(r) for r in records], tenant="default")
+    dst.close()
+
+
+def test_an_older_export_does_not_bring_back_in_the_profile_what_was_forgotten_here(tmp_path, clock):
+    records = _learned_export(tmp_path, clock)
+    for r in records:
+        r.pop("sentences", None)  # before sentences were carried
+    lines = [json.dumps(r) for r in records]
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    import_jsonl(dst, lines, tenant="default")
+    s = dst.scope(user="nu")
+    s.forget(next(f.id for f in s.facts() if "Berlin" in f.content))
+    again = Memory.open(tmp_path / "c.db", clock=clock)
+    import_jsonl(again, [lines[0]] + [line for line in dump(dst, user="nu") if '"tombstone"' in line], tenant="default")
+    import_jsonl(again, lines, tenant="default")
+    said = " ".join(sec.summary for sec in again.scope(user="nu").profile().sections.values())
+    assert "Berlin" not in said and "green tea" in said
+    dst.close()
+    again.close()

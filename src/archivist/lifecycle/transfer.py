@@ -399,6 +399,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
         else:
             said.append(episode.evolve(content=text))
     dropped = {f.id for _, f in facts} - {f.id for _, f in kept}
+    forgotten_here = [f for _, f in facts if f.id in dropped]
     facts = [(n, f.evolve(supersedes=None) if f.supersedes in dropped else f) for n, f in kept]
     vetted = []
     for number, (kind, item) in zip(other_lines, other):  # every record passes the content policy; doubt holds
@@ -406,7 +407,7 @@ def import_jsonl(memory: MemoryPort, lines: Iterable[str], *, tenant: str, user:
             problem = screen(item.content, detect_grants=False) if find_secret(item.content) else None
         elif kind == "profile_section":
             problem = screen(item.summary) or _held(doubt(item.summary))
-            item = _cited(item, dropped, [f for _, f in facts])
+            item = _cited(item, forgotten_here, [f for _, f in facts])
         elif kind == "preference":
             problem = screen(item.key) or screen(item.value)
             if problem is None and item.trusted and doubt_preference(item.key, item.value):
@@ -466,6 +467,9 @@ def _refuse_if_bad(bad: list[str]) -> None:
         raise InvalidInput(f"{len(bad)} bad line{'s' if len(bad) > 1 else ''}; nothing was imported:\n{shown}")
 
 
+MAX_SENTENCES, MAX_CITED = 200, 50  # a section is a short summary: more is no export of this product
+
+
 def _sentences(raw: Any) -> tuple[ProfileSentence, ...]:
     """A section's sentences as exported: ``[{"text", "facts"}]`` (none in older exports)."""
     if raw is None:
@@ -474,21 +478,31 @@ def _sentences(raw: Any) -> tuple[ProfileSentence, ...]:
                                             and isinstance(x.get("facts", []), list)
                                             and all(isinstance(i, str) for i in x.get("facts", [])) for x in raw):
         raise ValueError('sentences must be a list of {"text": "...", "facts": ["fact id", ...]}')
+    if len(raw) > MAX_SENTENCES or any(len(x.get("facts", [])) > MAX_CITED for x in raw):
+        raise ValueError(f"a section has at most {MAX_SENTENCES} sentences, each citing at most {MAX_CITED} facts")
     return tuple(ProfileSentence(x["text"], tuple(x.get("facts", []))) for x in raw)
 
 
-def _cited(imported: ProfileSection, dropped: set[str], facts: list[Fact]) -> ProfileSection:
+def _cited(imported: ProfileSection, forgotten: list[Fact], facts: list[Fact]) -> ProfileSection:
     """The section with the facts each sentence states, so that it follows them here as it
-    did where it was exported: the exported sentences when they are its summary (less any
-    that cite a fact not imported); otherwise (an older export, an edited summary) each
-    sentence cites the imported live facts it states, and one that states none stays as
-    the application's words."""
+    did where it was exported. A citation holds when it names a fact of this file that the
+    sentence states; a sentence that cited facts and keeps none of them goes (what backed it
+    is not here). An older export's or an edited summary's sentences cite the imported live
+    facts they state, and one that states none stays as the application's words. No
+    sentence that states a fact forgotten here is imported."""
+    by_id = {f.id: f for f in facts}
     if imported.sentences and " ".join(x.text for x in imported.sentences) == imported.summary:
-        kept = [x for x in imported.sentences if not set(x.facts) & dropped]
+        kept = []
+        for x in imported.sentences:
+            held = tuple(i for i in x.facts if i in by_id and states(x.text, by_id[i]))
+            if x.facts and not held:
+                continue
+            kept.append(ProfileSentence(x.text, held))
     else:
         live = [f for f in facts if f.status is Status.COMMITTED and not f.is_episode]
         kept = [ProfileSentence(text, tuple(f.id for f in live if states(text, f)))
                 for text in split_sentences(imported.summary)]
+    kept = [x for x in kept if not any(states(x.text, f) for f in forgotten)]
     return section(imported.name, kept, imported.updated_at, imported.source_message_ids)
 
 
