@@ -464,7 +464,7 @@ def test_a_dsn_that_cannot_work_is_a_store_error_that_never_shows_the_password(d
     ("failed to resolve host 'db.example.invalid': Name or service not known", False),
 ])
 def test_what_passes_by_itself_is_unavailable_and_what_does_not_is_a_store_error(message, passes):
-    from archivist.storage.postgres.engine import connect_error
+    from archivist.storage.postgres.dsn import connect_error
 
     error = connect_error("db", psycopg.OperationalError(message))
     assert isinstance(error, StoreUnavailable) is passes and isinstance(error, StoreError)

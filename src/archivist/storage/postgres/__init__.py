@@ -10,7 +10,8 @@ from ..core import SQLStore
 from ..core.backend import MAINTENANCE
 from ..core.erasure import erasure_mode
 from ..core.migrate import applied, check_known, migrate
-from .engine import APP_ROLE, PostgresEngine, connect_error, redact_dsn
+from .dsn import connect_error, redact_dsn
+from .engine import APP_ROLE, PostgresEngine
 from .eraser import PostgresEraser
 from .keywords import PostgresKeywords
 from .schema import (
