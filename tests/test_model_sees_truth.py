@@ -333,7 +333,9 @@ def test_a_long_or_oddly_spaced_fact_leaves_stored_traces(store_target, clock):
 
 
 @pytest.mark.parametrize("text", ["I moved from Berlin to Lisbon.", "We moved from Berlin to Lisbon last month.",
-                                  "I relocated from Berlin, Germany to Porto in May."])
+                                  "I relocated from Berlin, Germany to Porto in May.",
+                                  "My wife and I moved from Berlin to Lisbon.",
+                                  "I recently moved from Berlin, Germany, to Lisbon."])
 def test_a_move_from_the_home_city_replaces_it(mem, text):
     """A move away from the home city memory holds is its next value (the place left is
     checked against it: "moved from Slack to Discord" names no home)."""
@@ -350,6 +352,12 @@ def test_a_move_from_the_home_city_replaces_it(mem, text):
     "I moved from Berlin to Porto when I was a kid.", "I'm moving from Berlin to Tokyo next year.",
     "I once moved from Berlin to Rome.", "We're thinking of moving from Berlin to Tokyo.",
     "I moved the meeting from Berlin to Lisbon.",
+    # a third red team's
+    "I moved from Berlin to Lisbon a decade ago.", "I moved from Berlin to Lisbon in the 90s.",
+    "I moved from Berlin to Lisbon at age 20.", "I moved from Berlin to Lisbon as a student.",
+    "I moved from Berlin to Lisbon for three months, then returned.",
+    "I moved from Berlin to Lisbon in my dream last night.", "I moved from Berlin to Lisbon?",
+    "We moved from Berlin to Lisbon—the servers, I mean.",
 ])
 def test_a_move_that_is_not_the_users_home_now_leaves_the_home_city(mem, text):
     s = mem.scope(user="nu")
@@ -389,6 +397,10 @@ def test_a_change_said_with_another_number_replaces_the_statement(mem, old, new)
     ("Version 2.1 of the app is live.", "Version 2.2 of the app is now live."),
     ("Season 1 of Severance is great.", "Season 2 of Severance is actually great."),
     ("I have a dentist appointment on 2025-05-03.", "I now have a dentist appointment on 2025-06-10."),
+    ("我在看第3章。", "现在我在看第4章。"), ("我住在3号楼。", "现在我住在5号楼。"),
+    ("I watch S02E05 tonight.", "I now watch S02E06 tonight."), ("I use Node 18 LTS.", "I now use Node 20 LTS."),
+    ("I have standup at 9am.", "I now have standup at 10am."), ("I wake up at 6:30 daily.", "I now wake up at 7:15 daily."),
+    ("I started coding in 2015 professionally.", "Actually I started coding in 2012 professionally."),
 ])
 def test_another_statement_or_no_change_leaves_both(mem, old, new):
     s = mem.scope(user="nu")
@@ -418,3 +430,13 @@ def test_a_new_job_retires_the_old_employer_and_role(mem):
             thread_id="t")
     said = " ".join(f.content for f in s.facts())
     assert "Stripe" in said and "Feedzai" not in said and "data analyst" not in said
+
+
+@pytest.mark.parametrize("held, said", [("I live in New York.", "I moved from York to Leeds."),
+                                        ("I live in Berlin, not Hamburg.", "I moved from Hamburg to Munich."),
+                                        ("I live in Berlin and work in Potsdam.", "We moved from Potsdam to Leipzig.")])
+def test_a_move_from_another_place_named_in_the_home_fact_leaves_it(mem, held, said):
+    s = mem.scope(user="nu")
+    home = s.remember(held)
+    s.remember(said)
+    assert s.get(home.id).status is Status.COMMITTED

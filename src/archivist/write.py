@@ -53,6 +53,10 @@ from .pipeline.recognise import HELD, completes_order, order_part
 from .storage.base import Store
 
 
+#: the place a home-city fact names: the first capitalised place after "in" or "to"
+_HOME_PLACE = re.compile(r"\b(?:in|to)\s+((?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)*)")
+
+
 class Writer:
     """A unit of work on one scope. Use as a context manager::
 
@@ -149,10 +153,15 @@ class Writer:
         return None
 
     def _lives_in(self, place: str) -> bool:
-        """Whether the live home city memory holds names ``place``."""
-        words = re.escape(place.split(",")[0].strip().lower())  # "Berlin, Germany": Berlin
-        return any(re.search(rf"(?<!\w){words}(?!\w)", f.content.lower()) for f in self._live_keyed(["home_city"])
-                   if f.status is Status.COMMITTED and f.identity.project is None)
+        """Whether ``place`` is the home city memory holds: the place the live home-city fact
+        says the user lives in or moved to ("I live in New York." is not York)."""
+        left = place.split(",")[0].strip().lower()  # "Berlin, Germany": Berlin
+        for fact in self._live_keyed(["home_city"]):
+            if fact.status is Status.COMMITTED and fact.identity.project is None:
+                home = _HOME_PLACE.search(fact.content)
+                if home and home.group(1).split(",")[0].strip().rstrip(".").lower() == left.rstrip("."):
+                    return True
+        return False
 
     def _known(self, cand: Candidate, dedupe: bool) -> Known:
         project = self.target(cand.scope).project

@@ -189,11 +189,14 @@ _LIKING = re.compile(r"(?:喜欢|讨厌|习惯|爱)[^，。,；;！!]{0,6}$|\b(?
 # "I moved from Berlin to Lisbon": the place left, when it is the home city memory holds
 # (the writer checks), makes the statement the home city's next value
 _MOVED_FROM = re.compile(r"^(?:(?:so|well|oh|and|yes|yeah|actually|btw),?\s+)*(?:i|i've|i have|we|we've|the user|"
-                         r"the user has)\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?"
-                         r"from\s+(?P<left>(?-i:[A-Z])[\w.\-]*(?:[ ,]+(?-i:[A-Z])[\w.\-]*){0,3})\s+to\s+"
+                         r"the user has|my (?:wife|husband|partner|family|girlfriend|boyfriend) and i)\s+"
+                         r"(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?"
+                         r"from\s+(?P<left>(?-i:[A-Z])[\w.\-]*(?:[ ,]+(?-i:[A-Z])[\w.\-]*){0,3}),?\s+to\s+"
                          + _NOT_A_TOOL + r"(?-i:[A-Z])", re.I)
-_NOT_NOW = re.compile(r"\b(?:when i was|as a kid|as a child|once|years ago|back in|in (?:19|20)\d\d|before i|"
-                      r"will|going to|plan|thinking|might|maybe|if)\b", re.I)
+_NOT_NOW = re.compile(r"\b(?:when i was|as a (?:kid|child|teen\w*|student)|once|ago|back in|in (?:19|20)\d\d|"
+                      r"in the \d0s|at (?:age|the age of) \d+|before i|for (?:a|one|two|three|four|five|six|a few|"
+                      r"some|\d+) (?:days?|weeks?|months?|years?)|then|returned|and back|i'?m back|dream\w*|"
+                      r"in (?:the|a) game|i mean|will|going to|plan|thinking|might|maybe|if)\b|\?\s*$", re.I)
 
 
 def moved_from(text: str) -> str | None:

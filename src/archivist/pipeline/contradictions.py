@@ -58,23 +58,32 @@ _NAMING = frozenset("""ticket tickets chapter chapters order orders flight fligh
 episode episodes lesson lessons level levels room rooms issue issues bug bugs pr invoice invoices case cases step steps
 page pages line lines item items id no number numbers gate platform bus route seat row table apartment apt unit suite
 floor building block lot track part parts week day round phase sprint release build iteration task question exercise
-problem homework assignment module unit grade class""".split())
+problem homework assignment module unit grade class exam test quiz book volume lecture game match node ios android
+python java windows macos ubuntu dev""".split())
 #: a word after a number that is no unit of it ("… 4822 is resolved", "… 3 of my thesis")
 _NOT_A_UNIT = frozenset("is was are were be been of to for in on at and or but the a an with from by as it that this "
                         "now today".split())
-_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*|[a-z]+|[\u4e00-\u9fff]")
+_TOKEN = re.compile(r"\d+(?:[.,:/]\d+)*|[a-z]+|[\u4e00-\u9fff]|#")
+#: after a number, what makes it a time, a date, a rank or a name, not an amount
+_WHEN_OR_WHICH = frozenset("am pm h th st nd rd 号 点 章 楼 层 集 期 年 月 日 届 级 班 版 代 季 号楼".split())
 
 
 def _quantities(text: str) -> dict[str, bool]:
     """Each number of ``text`` and whether it counts or measures something: followed by a
-    unit ("4 years", "10 km", "5岁") and not the name of a thing ("ticket 4821")."""
-    tokens = _TOKEN.findall(_folded(text))
+    unit ("4 years", "10 km", "5岁"), and not a name ("ticket 4821", "#4821", "S02E05",
+    "第3章"), a time ("9am", "6:30", "7点") or a year."""
+    folded = _folded(text)
+    tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(folded)]
     found: dict[str, bool] = {}
-    for i, token in enumerate(tokens):
+    for i, (token, at) in enumerate(tokens):
         if token[0].isdigit():
-            before = tokens[i - 1] if i else ""
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            found[token] = bool(after) and not after[0].isdigit() and after not in _NOT_A_UNIT and before not in _NAMING
+            before = tokens[i - 1][0] if i else ""
+            after = tokens[i + 1][0] if i + 1 < len(tokens) else ""
+            glued = at > 0 and folded[at - 1].isascii() and folded[at - 1].isalpha()  # "tp1354", "s02e05"
+            found[token] = (bool(after) and not after[0].isdigit() and after not in _NOT_A_UNIT
+                            and after not in _WHEN_OR_WHICH and before not in _NAMING and before not in ("#", "第")
+                            and not glued and not re.search(r"[:/]", token)
+                            and not re.fullmatch(r"(?:19|20)\d\d", token))
     return found
 
 
