@@ -373,6 +373,12 @@ def test_an_iban_is_a_bank_account_however_it_is_written_and_whatever_follows_it
     ("The app secret rotation job ID is job8c2f1e7a3b.", None),
     ("Token: the ticket number is INC0012345678", None),
     ("The model for the token test is gpt-4o-2024-08-06.", None),
+    ("The key for the S3 object is reports2024q3final.csv", None),  # a third red team's: keys of data
+    ("The Redis key for user profiles is profile2024v3x", None),
+    ("The primary key for that row is 8f14e45fceea167a", None),
+    ("The API key label is weatherAppKey2024", None),
+    ("The token for the Docker image tag is release2024a7", None),
+    ("The token endpoint is login.microsoftonline.com/contoso2024/oauth2/token", None),
     ("The api key name is production-key-2024.", None),  # a key's name: no run mixes letters and digits
     ("The token count is 12000.", None),
     ("My API key expires on 2027-01-01.", None),

@@ -332,3 +332,30 @@ def test_an_older_export_does_not_bring_back_in_the_profile_what_was_forgotten_h
     assert "Berlin" not in said and "green tea" in said
     dst.close()
     again.close()
+
+
+@pytest.mark.parametrize("edited", ["The user no longer lives in Berlin.",
+                                    "The user lives in Berlin and secretly owes the mafia 40000 euros.",
+                                    "The user lives in Berlin. The user is wanted by Interpol."])
+def test_a_cited_sentence_that_says_more_or_other_than_its_fact_is_not_imported(tmp_path, clock, edited):
+    records = _learned_export(tmp_path, clock)
+    section = next(r for r in records if r.get("type") == "profile_section")
+    next(x for x in section["sentences"] if "Berlin" in x["text"])["text"] = edited
+    section["summary"] = " ".join(x["text"] for x in section["sentences"])
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    import_jsonl(dst, [json.dumps(r) for r in records], tenant="default")
+    said = " ".join(sec.summary for sec in dst.scope(user="nu").profile().sections.values())
+    assert said == "The user likes green tea."
+    dst.close()
+
+
+def test_a_chinese_profile_round_trips_whole(tmp_path, clock):
+    src = Memory.open(tmp_path / "a.db", clock=clock)
+    src.scope(user="nu").learn([{"id": "u1", "role": "user", "content": "我住在杭州，平时喜欢喝绿茶。"}], thread_id="t1")
+    lines = dump(src, user="nu")
+    dst = Memory.open(tmp_path / "b.db", clock=clock)
+    import_jsonl(dst, lines, tenant="default")
+    assert dump(dst, user="nu")[1:] == lines[1:]
+    assert dst.scope(user="nu").profile().sections == src.scope(user="nu").profile().sections
+    src.close()
+    dst.close()

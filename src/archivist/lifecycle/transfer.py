@@ -28,6 +28,7 @@ from typing import Any
 
 from ..clock import parse_time
 from ..errors import InvalidInput
+from ..index.text import query_terms
 from ..jsonl import json_objects
 from ..model import (
     PROFILE_SECTIONS,
@@ -47,6 +48,7 @@ from ..model import (
     Status,
     content_hash,
 )
+from ..pipeline.contradictions import contradicts
 from ..pipeline.episodes import MAX_EPISODE_CHARS, episode_id, part_label, screen_turn
 from ..pipeline.governance import (
     Rejection,
@@ -62,7 +64,7 @@ from ..pipeline.recognise import doubt, doubt_preference
 from ..pipeline.secrets import find_secret
 from ..ports import MemoryPort
 from ..storage.base import Store
-from .profile import section, split_sentences, states
+from .profile import cite_sentences, section, split_sentences, states
 
 FORMAT, VERSION = "archivist", 1
 MAX_BAD_LINES = 50  # an import that fails names at most this many of its bad lines
@@ -494,7 +496,7 @@ def _cited(imported: ProfileSection, forgotten: list[Fact], facts: list[Fact]) -
     if imported.sentences and " ".join(x.text for x in imported.sentences) == imported.summary:
         kept = []
         for x in imported.sentences:
-            held = tuple(i for i in x.facts if i in by_id and states(x.text, by_id[i]))
+            held = _backed(x, [by_id[i] for i in x.facts if i in by_id])
             if x.facts and not held:
                 continue
             kept.append(ProfileSentence(x.text, held))
@@ -504,6 +506,20 @@ def _cited(imported: ProfileSection, forgotten: list[Fact], facts: list[Fact]) -
                 for text in split_sentences(imported.summary)]
     kept = [x for x in kept if not any(states(x.text, f) for f in forgotten)]
     return section(imported.name, kept, imported.updated_at, imported.source_message_ids)
+
+
+def _backed(sentence: ProfileSentence, cited: list[Fact]) -> tuple[str, ...]:
+    """The cited facts that back ``sentence`` as a conversation's profile write would be
+    backed: one sentence, each clause stating one of them, none contradicting it, and
+    few words of its own beyond theirs ("…lives in Berlin and owes the mafia 40000 euros"
+    says more than the fact it cites)."""
+    if len(split_sentences(sentence.text)) != 1 or any(contradicts(sentence.text, f.content) for f in cited):
+        return ()
+    found, unbacked = cite_sentences(sentence.text, cited)
+    if not found or unbacked:
+        return ()
+    said, backed = set(query_terms(sentence.text)), {w for f in cited for w in query_terms(f.content)}
+    return found[0].facts if len(said - backed) <= max(2, len(said) // 3) else ()
 
 
 def _held(unsure: tuple[str, str] | None) -> Rejection | None:

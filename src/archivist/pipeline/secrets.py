@@ -155,7 +155,12 @@ _PASSWORD_GIVEN = re.compile(rf"(?:{_SECRET_WORDS})\b[^.\n]{{0,30}}?(?:→|->|=>
 # What lies between names what the credential is for: no clause break, and no word that names
 # another value ("the request id was …", "the ticket is …", "the token for my order is …").
 _OTHER_VALUE = (r"id|ids|number|no|ticket|ref|reference|order|booking|job|run|request|commit|hash|fix|count|limit|"
-                r"leak|refactor|rotation|name|version|usage|cost|price|invoice|tracking|session|build|issue")
+                r"leak|refactor|rotation|name|version|usage|cost|price|invoice|tracking|session|build|issue|label|"
+                r"branch|endpoint|address|contract|tag|image|object|pivot|link|url|path|file|grammar|playlist|field|"
+                r"column|row|bucket")
+# a key or token of data, not a credential: "the primary key", "the public key", "the Redis key"
+_DATA_KEY = re.compile(r"\b(?:public|primary|foreign|sort|partition|redis|s3|composite|unique|index|cache|row|table|"
+                       r"column|object|music|piano|answer|excel|map|dict|json)\s*$", re.I)
 _KEY_GIVEN = prefiltered(re.compile(
     r"(?:(?<![A-Za-z])(?:api[ _-]?key|apikey|access[ _-]?(?:key|token)|auth(?:entication)?[ _-]?token|secret[ _-]?key|"
     r"client[ _-]?secret|app[ _-]?secret|bearer[ _-]?token|webhook[ _-]?secret|signing[ _-]?secret|token|"
@@ -420,7 +425,8 @@ def _find_secret(t: str) -> str | None:
             value = after.group(1) if after else None
         if value and _password_like(value):
             return "password"
-    if any(_key_shaped(m.group(1)) for m in _KEY_GIVEN.finditer(t)):
+    if any(_key_shaped(m.group(1)) and not _DATA_KEY.search(t[max(0, m.start() - 24):m.start()])
+           for m in _KEY_GIVEN.finditer(t)):
         return "api_key"
     for m in _PASSWORD_GIVEN.finditer(t):
         about = _ABOUT_PASSWORDS.search(m.group(0))  # "my password manager is bitwarden": not the password
