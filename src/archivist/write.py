@@ -57,6 +57,11 @@ from .storage.base import Store
 _HOME_PLACE = re.compile(r"\b(?:in|to)\s+((?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*)*)")
 
 
+def _place(name: str) -> str:
+    """A place as compared: "Berlin, Germany." is Berlin."""
+    return name.split(",")[0].strip().rstrip(".").lower()
+
+
 class Writer:
     """A unit of work on one scope. Use as a context manager::
 
@@ -155,13 +160,9 @@ class Writer:
     def _lives_in(self, place: str) -> bool:
         """Whether ``place`` is the home city memory holds: the place the live home-city fact
         says the user lives in or moved to ("I live in New York." is not York)."""
-        left = place.split(",")[0].strip().lower()  # "Berlin, Germany": Berlin
-        for fact in self._live_keyed(["home_city"]):
-            if fact.status is Status.COMMITTED and fact.identity.project is None:
-                home = _HOME_PLACE.search(fact.content)
-                if home and home.group(1).split(",")[0].strip().rstrip(".").lower() == left.rstrip("."):
-                    return True
-        return False
+        homes = (_HOME_PLACE.search(f.content) for f in self._live_keyed(["home_city"])
+                 if f.status is Status.COMMITTED and f.identity.project is None)
+        return any(home and _place(home.group(1)) == _place(place) for home in homes)
 
     def _known(self, cand: Candidate, dedupe: bool) -> Known:
         project = self.target(cand.scope).project
@@ -269,9 +270,10 @@ class Writer:
         near = self._find(core=[core], statuses=(Status.COMMITTED,)) if core is not None else []
         if exclusive(fact.content):  # a vegetarian who eats meat: no shared word to search by
             near += self.store.list_facts(self.identity, live_at=self.now, limit=500)
-        changed = states_change(said) or states_change(fact.content)
+        numbered = any(c.isdigit() for c in fact.content)
+        changed = bool(near or numbered) and (states_change(said) or states_change(fact.content))
         seen: set[str] = set()
-        if changed and any(c.isdigit() for c in fact.content):  # "actually, my dog is 5 years old"
+        if changed and numbered:  # "actually, my dog is 5 years old"
             for match in self._search(fact.content, 10):
                 old = match.fact
                 if old.id != fact.id and old.status is Status.COMMITTED and not (fact.key and old.key == fact.key) \

@@ -58,7 +58,7 @@ _NAMING = frozenset("""ticket tickets chapter chapters order orders flight fligh
 episode episodes lesson lessons level levels room rooms issue issues bug bugs pr invoice invoices case cases step steps
 page pages line lines item items id no number numbers gate platform bus route seat row table apartment apt unit suite
 floor building block lot track part parts week day round phase sprint release build iteration task question exercise
-problem homework assignment module unit grade class exam test quiz book volume lecture game match node ios android
+problem homework assignment module grade class exam test quiz book volume lecture game match node ios android
 python java windows macos ubuntu dev""".split())
 #: a word after a number that is no unit of it ("… 4822 is resolved", "… 3 of my thesis")
 _NOT_A_UNIT = frozenset("is was are were be been of to for in on at and or but the a an with from by as it that this "

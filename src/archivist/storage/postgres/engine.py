@@ -53,7 +53,6 @@ WAIT_WHILE_DOWN = 3.0
 GONE = ("57P01", "57P02", "57P03")
 
 
-
 class PostgresDialect(Dialect):
     name = "postgres"
     for_update = " FOR UPDATE"
